@@ -1,0 +1,125 @@
+//! Hard filters (every path honours them) and soft structured signals (scored by the structured path).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::memory::{Memory, MemoryKind, Outcome, Status, TaskType};
+
+/// Half-open time interval `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeRange {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
+impl TimeRange {
+    pub fn contains(&self, t: DateTime<Utc>) -> bool {
+        self.start <= t && t < self.end
+    }
+}
+
+/// Hard constraints applied by every retrieval path. An empty list means "any".
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Filter {
+    pub kinds: Vec<MemoryKind>,
+    /// The memory must carry every one of these tags.
+    pub tags: Vec<String>,
+    /// Each entity must be present with exactly this value.
+    pub entities: BTreeMap<String, String>,
+    pub outcomes: Vec<Outcome>,
+    pub task_types: Vec<TaskType>,
+    /// Statuses to include; empty means active only (superseded/deprecated/quarantined/forgotten
+    /// are hidden by default).
+    pub statuses: Vec<Status>,
+    pub created: Option<TimeRange>,
+}
+
+impl Filter {
+    /// Statuses this filter admits.
+    pub fn effective_statuses(&self) -> &[Status] {
+        if self.statuses.is_empty() { &[Status::Active] } else { &self.statuses }
+    }
+
+    /// The reference semantics of the filter. Backends that filter in SQL must agree with it
+    /// (the conformance suite checks).
+    pub fn matches(&self, m: &Memory) -> bool {
+        (self.kinds.is_empty() || self.kinds.contains(&m.kind))
+            && self.tags.iter().all(|t| m.tags.iter().any(|mt| mt == t))
+            && self.entities.iter().all(|(k, v)| m.entities.get(k) == Some(v))
+            && (self.outcomes.is_empty() || m.outcome.is_some_and(|o| self.outcomes.contains(&o)))
+            && (self.task_types.is_empty() || m.task_type.is_some_and(|t| self.task_types.contains(&t)))
+            && self.effective_statuses().contains(&m.status)
+            && self.created.is_none_or(|r| r.contains(m.created_at))
+    }
+}
+
+/// Soft signals extracted from a query (ids, relative times, tag and kind hints) that the
+/// structured path scores. A memory found by the structured path matched at least one signal.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StructuredQuery {
+    /// Identifier-like tokens from the query (order numbers, ticket ids) matched exactly against
+    /// entity values.
+    pub identifiers: Vec<String>,
+    /// Explicit `key = value` entity constraints, matched exactly.
+    pub entities: BTreeMap<String, String>,
+    /// A time window mentioned in the query ("last week"), matched against `created_at`.
+    pub time_range: Option<TimeRange>,
+    /// Tags named in the query.
+    pub tags: Vec<String>,
+    /// Kinds hinted by the query ("what failed" -> warning).
+    pub kinds: Vec<MemoryKind>,
+}
+
+/// Weights of the structured signals. An identifier or entity match is the strongest evidence.
+pub mod weights {
+    pub const ENTITY: f32 = 1.0;
+    pub const TIME: f32 = 0.5;
+    pub const TAG: f32 = 0.25;
+    pub const KIND: f32 = 0.25;
+}
+
+impl StructuredQuery {
+    pub fn is_empty(&self) -> bool {
+        self.identifiers.is_empty()
+            && self.entities.is_empty()
+            && self.time_range.is_none()
+            && self.tags.is_empty()
+            && self.kinds.is_empty()
+    }
+
+    /// True when a memory can only be found through entities / time (the "selective" signals);
+    /// tag and kind hints alone are too broad to enumerate a namespace by.
+    pub fn has_selective_signal(&self) -> bool {
+        !self.identifiers.is_empty() || !self.entities.is_empty() || self.time_range.is_some()
+    }
+
+    /// Score of a memory against the signals; 0 when nothing matches. Pure, shared by all backends:
+    /// a backend fetches candidates however it likes and ranks them with this function.
+    pub fn score(&self, m: &Memory) -> f32 {
+        let mut s = 0.0;
+        let mut entity_hits = 0usize;
+        for ident in &self.identifiers {
+            if m.entities.values().any(|v| v.eq_ignore_ascii_case(ident)) {
+                entity_hits += 1;
+            }
+        }
+        for (k, v) in &self.entities {
+            if m.entities.get(k).is_some_and(|mv| mv.eq_ignore_ascii_case(v)) {
+                entity_hits += 1;
+            }
+        }
+        s += weights::ENTITY * entity_hits as f32;
+        if self.time_range.is_some_and(|r| r.contains(m.created_at)) {
+            s += weights::TIME;
+        }
+        s += weights::TAG * self.tags.iter().filter(|t| m.tags.iter().any(|mt| mt.eq_ignore_ascii_case(t))).count() as f32;
+        if self.kinds.contains(&m.kind) {
+            s += weights::KIND;
+        }
+        s
+    }
+}

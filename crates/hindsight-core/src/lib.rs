@@ -1,0 +1,43 @@
+//! Core vocabulary of hindsight: what a memory is, how it ages, and what a storage backend must do.
+//!
+//! This crate does no IO. Every other crate speaks in its types:
+//!
+//! - [`Memory`] is one atomic fact, episode, rule or warning, with provenance ([`Source`]),
+//!   lifecycle ([`Status`]) and usage statistics. [`NewMemory`] is what a caller hands to the write
+//!   pipeline; [`ImportanceSignals`] derive a default importance from task outcome and feedback.
+//! - [`Store`] is the seam between the engine and a backend (embedded SQLite, PostgreSQL, ...). It
+//!   persists memories with their vectors and answers the three retrieval paths
+//!   ([`Store::vector_search`], [`Store::keyword_search`], [`Store::structured_search`]), each returning
+//!   a [`PathHits`] list that the retrieval crate fuses. [`Filter`] holds the hard constraints every
+//!   path must honour; [`StructuredQuery`] the soft signals that only the structured path scores.
+//! - [`WorkingMemory`] is the per-session scratchpad with TTLs (in-process map or Redis).
+//! - [`decay`] holds the pure time-decay functions, [`Clock`]-free: callers pass `now` explicitly so
+//!   evaluation can replay a query log at its recorded times.
+//! - [`WriteGuard`] screens every write ([`GuardDecision`]: allow / redact / quarantine / reject).
+//! - [`VectorIndex`] is the seam for in-process vector search (exact scan now, ANN later).
+
+mod decay_mod;
+mod error;
+mod filter;
+mod guard;
+mod memory;
+mod store;
+mod vector;
+mod working;
+
+pub mod decay {
+    //! Pure time-decay functions (see [`crate::DecayConfig`]).
+    pub use crate::decay_mod::{age_days, decay_factor, design_decay_score};
+}
+
+pub use decay_mod::DecayConfig;
+pub use error::{Error, ErrorKind, Result};
+pub use filter::{Filter, StructuredQuery, TimeRange};
+pub use guard::{AllowAll, GuardDecision, WriteGuard};
+pub use memory::{
+    EmbeddingSpace, ImportanceSignals, index_text, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
+    NewMemory, Outcome, Source, Status, TaskType, TrustWeights,
+};
+pub use store::{PathHit, PathHits, PathKind, Store, StoreStats};
+pub use vector::{VectorIndex, cosine, dot, l2_normalize};
+pub use working::{WorkingEntry, WorkingMemory};

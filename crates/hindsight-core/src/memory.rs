@@ -1,0 +1,463 @@
+//! The memory model.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind};
+
+/// Stable identifier of a memory, unique within a store.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MemoryId(pub String);
+
+impl MemoryId {
+    /// A fresh, time-ordered id (UUID v7 text form is produced by callers that have `uuid`; this
+    /// crate only wraps strings).
+    pub fn new(s: impl Into<String>) -> Self {
+        MemoryId(s.into())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for MemoryId {
+    fn from(s: &str) -> Self {
+        MemoryId(s.to_owned())
+    }
+}
+
+/// A namespace isolates one agent's (or tenant's) memories from another's. No read crosses it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Namespace(pub String);
+
+impl Namespace {
+    pub const DEFAULT: &'static str = "default";
+
+    pub fn new(s: impl Into<String>) -> Self {
+        Namespace(s.into())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Namespace {
+    fn default() -> Self {
+        Namespace(Self::DEFAULT.to_owned())
+    }
+}
+
+impl fmt::Display for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vm])* $variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self, Error> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(Error::new(
+                        ErrorKind::InvalidInput,
+                        format!(
+                            concat!("unknown ", stringify!($name), " {:?}; expected one of: {}"),
+                            other,
+                            [$($text),+].join(", ")
+                        ),
+                    )),
+                }
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// The memory layer a record belongs to.
+    MemoryKind {
+        /// Session scratch state; normally lives in [`crate::WorkingMemory`], not the store.
+        Working => "working",
+        /// One record per finished top-level task.
+        Episodic => "episodic",
+        /// Long-lived knowledge and preferences.
+        Semantic => "semantic",
+        /// A lesson from a failed task: returned flagged, never presented as a success.
+        Warning => "warning",
+    }
+}
+
+string_enum! {
+    /// Who asserted the content. Drives trust weighting and guard sensitivity.
+    Source {
+        User => "user",
+        Agent => "agent",
+        External => "external",
+    }
+}
+
+string_enum! {
+    /// Lifecycle state. Only `Active` memories are returned by default.
+    Status {
+        Active => "active",
+        Deprecated => "deprecated",
+        Superseded => "superseded",
+        Quarantined => "quarantined",
+        Forgotten => "forgotten",
+    }
+}
+
+string_enum! {
+    /// Outcome of the task an episode records.
+    Outcome {
+        Success => "success",
+        Partial => "partial",
+        Failure => "failure",
+        Aborted => "aborted",
+    }
+}
+
+string_enum! {
+    /// The fixed task-type enum used by reflection.
+    TaskType {
+        Query => "query",
+        Modify => "modify",
+        Create => "create",
+        Analyze => "analyze",
+        Other => "other",
+    }
+}
+
+impl Default for MemoryKind {
+    fn default() -> Self {
+        MemoryKind::Episodic
+    }
+}
+
+impl Default for Source {
+    fn default() -> Self {
+        Source::User
+    }
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Status::Active
+    }
+}
+
+impl Outcome {
+    /// True for outcomes that should be surfaced as warnings.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Outcome::Failure | Outcome::Aborted)
+    }
+}
+
+/// Trust weight per source (user-stated 1.0, agent-inferred 0.7, external document 0.5 by default).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrustWeights {
+    pub user: f32,
+    pub agent: f32,
+    pub external: f32,
+}
+
+impl Default for TrustWeights {
+    fn default() -> Self {
+        TrustWeights { user: 1.0, agent: 0.7, external: 0.5 }
+    }
+}
+
+impl TrustWeights {
+    pub fn weight(&self, source: Source) -> f32 {
+        match source {
+            Source::User => self.user,
+            Source::Agent => self.agent,
+            Source::External => self.external,
+        }
+    }
+}
+
+/// Signals from which a default importance is derived:
+/// `0.4*success + 0.4*user_feedback + 0.2*is_correction`, each signal in [0, 1].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportanceSignals {
+    pub success: Option<f32>,
+    pub user_feedback: Option<f32>,
+    pub is_correction: Option<bool>,
+}
+
+impl ImportanceSignals {
+    /// `None` when no signal is given (the caller then uses its configured default).
+    pub fn importance(&self) -> Option<f32> {
+        if self.success.is_none() && self.user_feedback.is_none() && self.is_correction.is_none() {
+            return None;
+        }
+        let s = self.success.unwrap_or(0.0).clamp(0.0, 1.0);
+        let f = self.user_feedback.unwrap_or(0.0).clamp(0.0, 1.0);
+        let c = if self.is_correction.unwrap_or(false) { 1.0 } else { 0.0 };
+        Some(0.4 * s + 0.4 * f + 0.2 * c)
+    }
+}
+
+/// The embedding space vectors live in: a model id and its dimension. A store refuses vectors from
+/// another space instead of silently mixing them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EmbeddingSpace {
+    pub model: String,
+    pub dim: usize,
+}
+
+impl fmt::Display for EmbeddingSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}d)", self.model, self.dim)
+    }
+}
+
+/// One stored memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: MemoryId,
+    pub namespace: Namespace,
+    pub kind: MemoryKind,
+    pub content: String,
+    pub tags: Vec<String>,
+    /// "When this applies": the situation in which the memory is useful.
+    pub context: String,
+    /// Structured attributes, e.g. `order_id -> 12345`. Matched exactly by the structured path.
+    pub entities: BTreeMap<String, String>,
+    /// In [0, 1].
+    pub importance: f32,
+    pub source: Source,
+    pub created_at: DateTime<Utc>,
+    pub last_accessed_at: DateTime<Utc>,
+    pub access_count: u64,
+    /// Net usefulness feedback (+1 helpful, -1 not), used as a ranking factor.
+    pub usefulness: f32,
+    pub status: Status,
+    pub status_reason: Option<String>,
+    pub superseded_by: Option<MemoryId>,
+    pub task_id: Option<String>,
+    pub task_type: Option<TaskType>,
+    pub outcome: Option<Outcome>,
+    /// Model id of the embedding stored with this memory.
+    pub embedding_model: String,
+}
+
+impl Memory {
+    /// A warning, or an episode whose task failed: flagged in results.
+    pub fn is_failure(&self) -> bool {
+        self.kind == MemoryKind::Warning || self.outcome.is_some_and(Outcome::is_failure)
+    }
+
+    /// The text that is embedded and indexed: content plus its applicability context.
+    pub fn index_text(&self) -> String {
+        index_text(&self.content, &self.context)
+    }
+}
+
+/// Text embedded and indexed for a memory. The content comes first; the context is appended so a
+/// query about the situation finds it too.
+pub fn index_text(content: &str, context: &str) -> String {
+    if context.trim().is_empty() {
+        content.to_owned()
+    } else {
+        format!("{content}\n{context}")
+    }
+}
+
+/// What a caller hands to the write pipeline. Everything but `content` has a default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NewMemory {
+    /// Caller-chosen id (imports, evaluation); generated when absent.
+    pub id: Option<MemoryId>,
+    pub namespace: Namespace,
+    pub kind: MemoryKind,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub context: String,
+    pub entities: BTreeMap<String, String>,
+    /// Explicit importance; else derived from `signals`; else the configured default.
+    pub importance: Option<f32>,
+    pub signals: ImportanceSignals,
+    pub source: Source,
+    /// Defaults to the pipeline's `now`.
+    pub created_at: Option<DateTime<Utc>>,
+    pub status: Option<Status>,
+    pub task_id: Option<String>,
+    pub task_type: Option<TaskType>,
+    pub outcome: Option<Outcome>,
+}
+
+impl NewMemory {
+    pub fn new(namespace: impl Into<String>, kind: MemoryKind, content: impl Into<String>) -> Self {
+        NewMemory {
+            namespace: Namespace::new(namespace),
+            kind,
+            content: content.into(),
+            ..NewMemory::default()
+        }
+    }
+
+    /// Validates the fields a caller controls. Errors name the offending field.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.content.trim().is_empty() {
+            return Err(Error::invalid("content", "must not be empty"));
+        }
+        if self.namespace.as_str().trim().is_empty() {
+            return Err(Error::invalid("namespace", "must not be empty"));
+        }
+        if let Some(i) = self.importance {
+            if !(0.0..=1.0).contains(&i) || i.is_nan() {
+                return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
+            }
+        }
+        if let Some(id) = &self.id {
+            if id.as_str().trim().is_empty() {
+                return Err(Error::invalid("id", "must not be empty when given"));
+            }
+        }
+        for (k, _) in &self.entities {
+            if k.trim().is_empty() {
+                return Err(Error::invalid("entities", "entity keys must not be empty"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Importance: explicit, else derived from signals, else `default`.
+    pub fn resolved_importance(&self, default: f32) -> f32 {
+        self.importance.or_else(|| self.signals.importance()).unwrap_or(default)
+    }
+}
+
+/// A partial update of a stored memory's mutable fields. `None` leaves a field unchanged.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryPatch {
+    pub content: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub context: Option<String>,
+    pub entities: Option<BTreeMap<String, String>>,
+    pub importance: Option<f32>,
+    pub kind: Option<MemoryKind>,
+    pub outcome: Option<Outcome>,
+}
+
+impl MemoryPatch {
+    pub fn is_empty(&self) -> bool {
+        *self == MemoryPatch::default()
+    }
+
+    /// True when the patch changes the indexed text (so the vector must be recomputed).
+    pub fn changes_text(&self) -> bool {
+        self.content.is_some() || self.context.is_some()
+    }
+
+    pub fn validate(&self) -> Result<(), Error> {
+        if let Some(c) = &self.content {
+            if c.trim().is_empty() {
+                return Err(Error::invalid("content", "must not be empty"));
+            }
+        }
+        if let Some(i) = self.importance {
+            if !(0.0..=1.0).contains(&i) || i.is_nan() {
+                return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the patch in place.
+    pub fn apply(&self, m: &mut Memory) {
+        if let Some(v) = &self.content {
+            m.content = v.clone();
+        }
+        if let Some(v) = &self.tags {
+            m.tags = v.clone();
+        }
+        if let Some(v) = &self.context {
+            m.context = v.clone();
+        }
+        if let Some(v) = &self.entities {
+            m.entities = v.clone();
+        }
+        if let Some(v) = self.importance {
+            m.importance = v;
+        }
+        if let Some(v) = self.kind {
+            m.kind = v;
+        }
+        if let Some(v) = self.outcome {
+            m.outcome = Some(v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn importance_formula_follows_design() {
+        let s = ImportanceSignals { success: Some(1.0), user_feedback: Some(0.5), is_correction: Some(true) };
+        let got = s.importance().expect("signals given");
+        assert!((got - (0.4 + 0.2 + 0.2)).abs() < 1e-6);
+        assert_eq!(ImportanceSignals::default().importance(), None);
+        let only_correction = ImportanceSignals { is_correction: Some(true), ..Default::default() };
+        assert!((only_correction.importance().expect("given") - 0.2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn enums_parse_case_insensitively_and_reject_unknown() {
+        assert_eq!("Semantic".parse::<MemoryKind>().expect("valid"), MemoryKind::Semantic);
+        let err = "fact".parse::<MemoryKind>().expect_err("invalid");
+        assert!(err.to_string().contains("working, episodic, semantic, warning"), "{err}");
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        let mut m = NewMemory::new("ns", MemoryKind::Semantic, "  ");
+        assert!(m.validate().expect_err("empty").to_string().contains("content"));
+        m.content = "x".into();
+        m.importance = Some(1.5);
+        assert!(m.validate().expect_err("range").to_string().contains("importance"));
+    }
+
+    #[test]
+    fn trust_weights_default() {
+        let t = TrustWeights::default();
+        assert_eq!((t.weight(Source::User), t.weight(Source::Agent), t.weight(Source::External)), (1.0, 0.7, 0.5));
+    }
+}

@@ -1,0 +1,349 @@
+//! Fusion of per-path ranked lists into one ranking.
+
+use std::collections::HashMap;
+
+use hindsight_core::{MemoryId, PathHit, PathKind};
+use serde::{Deserialize, Serialize};
+
+/// Weight of each path in a weighted fusion. Seed default: vector 0.5, keyword 0.3, structured 0.2.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathWeights {
+    pub vector: f64,
+    pub keyword: f64,
+    pub structured: f64,
+}
+
+impl Default for PathWeights {
+    fn default() -> Self {
+        PathWeights { vector: 0.5, keyword: 0.3, structured: 0.2 }
+    }
+}
+
+impl PathWeights {
+    pub fn new(vector: f64, keyword: f64, structured: f64) -> Self {
+        PathWeights { vector, keyword, structured }
+    }
+    pub fn get(&self, path: PathKind) -> f64 {
+        match path {
+            PathKind::Vector => self.vector,
+            PathKind::Keyword => self.keyword,
+            PathKind::Structured => self.structured,
+        }
+    }
+    pub fn as_array(&self) -> [f64; 3] {
+        [self.vector, self.keyword, self.structured]
+    }
+}
+
+/// How a path's raw scores are mapped to a comparable scale before weighting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Normalization {
+    /// `(s - min) / (max - min)`; a list whose scores are all equal maps to 1.
+    #[default]
+    MinMax,
+    /// z-score shifted so the list's worst hit maps to 0 (a hit absent from a path contributes 0,
+    /// so it must never beat a present one).
+    ZScore,
+    /// Rank-based: `(n - rank + 1) / n` for a list of length `n`.
+    Rank,
+}
+
+impl Normalization {
+    pub const ALL: [Normalization; 3] = [Normalization::MinMax, Normalization::ZScore, Normalization::Rank];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Normalization::MinMax => "min-max",
+            Normalization::ZScore => "z-score",
+            Normalization::Rank => "rank",
+        }
+    }
+}
+
+/// The fusion method.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "kebab-case")]
+pub enum FusionMethod {
+    /// `sum_p w_p * norm_p(score)`.
+    WeightedSum { weights: PathWeights, normalization: Normalization },
+    /// Reciprocal rank fusion: `sum_p w_p / (k + rank_p)`; weights default to 1 per path.
+    Rrf { k: f64, weights: PathWeights },
+    /// CombMNZ: `(number of paths that found the hit) * sum_p norm_p(score)`.
+    CombMnz { normalization: Normalization },
+}
+
+impl Default for FusionMethod {
+    fn default() -> Self {
+        FusionMethod::WeightedSum { weights: PathWeights::default(), normalization: Normalization::MinMax }
+    }
+}
+
+impl FusionMethod {
+    pub fn rrf() -> Self {
+        FusionMethod::Rrf { k: 60.0, weights: PathWeights::new(1.0, 1.0, 1.0) }
+    }
+}
+
+/// What one path contributed to a fused hit.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathContribution {
+    /// 1-based rank within the path's list.
+    pub rank: usize,
+    /// The path's raw score (cosine, BM25, structured score).
+    pub raw: f32,
+    /// The normalised score used by the fusion (for RRF, `1 / (k + rank)`).
+    pub normalized: f64,
+}
+
+/// A hit after fusion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FusedHit {
+    pub id: MemoryId,
+    pub score: f64,
+    /// Indexed by [`PathKind::index`]: vector, keyword, structured.
+    pub paths: [Option<PathContribution>; 3],
+}
+
+impl FusedHit {
+    pub fn path(&self, p: PathKind) -> Option<&PathContribution> {
+        self.paths[p.index()].as_ref()
+    }
+    pub fn found_by(&self) -> Vec<PathKind> {
+        PathKind::ALL.into_iter().filter(|p| self.paths[p.index()].is_some()).collect()
+    }
+}
+
+/// Sorts a path's hits best first (score descending, id ascending), dropping duplicate ids
+/// (first occurrence in that order wins) and non-finite scores.
+fn sorted_unique(hits: &[PathHit]) -> Vec<&PathHit> {
+    let mut v: Vec<&PathHit> = hits.iter().filter(|h| h.score.is_finite()).collect();
+    v.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let mut seen = std::collections::HashSet::with_capacity(v.len());
+    v.retain(|h| seen.insert(&h.id));
+    v
+}
+
+/// Normalised scores for a list already sorted best first.
+pub fn normalize(scores: &[f32], normalization: Normalization) -> Vec<f64> {
+    let n = scores.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let s: Vec<f64> = scores.iter().map(|&x| f64::from(x)).collect();
+    match normalization {
+        Normalization::MinMax => {
+            let (min, max) = s.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            let span = max - min;
+            if span <= f64::EPSILON * max.abs().max(1.0) {
+                vec![1.0; n]
+            } else {
+                s.iter().map(|&x| (x - min) / span).collect()
+            }
+        }
+        Normalization::ZScore => {
+            let mean = s.iter().sum::<f64>() / n as f64;
+            let var = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+            let sd = var.sqrt();
+            if sd <= f64::EPSILON * mean.abs().max(1.0) {
+                vec![1.0; n]
+            } else {
+                let z: Vec<f64> = s.iter().map(|&x| (x - mean) / sd).collect();
+                let zmin = z.iter().copied().fold(f64::INFINITY, f64::min);
+                z.into_iter().map(|x| x - zmin).collect()
+            }
+        }
+        Normalization::Rank => (0..n).map(|i| (n - i) as f64 / n as f64).collect(),
+    }
+}
+
+/// Fuses per-path ranked lists. Input lists may be in any order; the result is sorted by fused
+/// score descending, ties broken by id ascending. Paths absent from `lists` contribute nothing.
+pub fn fuse(lists: &[(PathKind, &[PathHit])], method: &FusionMethod) -> Vec<FusedHit> {
+    let mut acc: HashMap<&MemoryId, FusedHit> = HashMap::new();
+    for &(path, hits) in lists {
+        let sorted = sorted_unique(hits);
+        let raw: Vec<f32> = sorted.iter().map(|h| h.score).collect();
+        let norm = match method {
+            FusionMethod::WeightedSum { normalization, .. } | FusionMethod::CombMnz { normalization } => {
+                normalize(&raw, *normalization)
+            }
+            FusionMethod::Rrf { k, .. } => (0..raw.len()).map(|i| 1.0 / (k + (i + 1) as f64)).collect(),
+        };
+        for (i, (hit, normalized)) in sorted.into_iter().zip(norm).enumerate() {
+            let entry = acc
+                .entry(&hit.id)
+                .or_insert_with(|| FusedHit { id: hit.id.clone(), score: 0.0, paths: [None; 3] });
+            entry.paths[path.index()] = Some(PathContribution { rank: i + 1, raw: hit.score, normalized });
+        }
+    }
+    let mut fused: Vec<FusedHit> = acc
+        .into_values()
+        .map(|mut h| {
+            h.score = match method {
+                FusionMethod::WeightedSum { weights, .. } | FusionMethod::Rrf { weights, .. } => PathKind::ALL
+                    .into_iter()
+                    .filter_map(|p| h.paths[p.index()].map(|c| weights.get(p) * c.normalized))
+                    .sum(),
+                FusionMethod::CombMnz { .. } => {
+                    let found = h.paths.iter().flatten().count() as f64;
+                    found * h.paths.iter().flatten().map(|c| c.normalized).sum::<f64>()
+                }
+            };
+            h
+        })
+        .collect();
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    fused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hits(v: &[(&str, f32)]) -> Vec<PathHit> {
+        v.iter().map(|(id, s)| PathHit { id: MemoryId::from(*id), score: *s }).collect()
+    }
+
+    fn ids(f: &[FusedHit]) -> Vec<&str> {
+        f.iter().map(|h| h.id.as_str()).collect()
+    }
+
+    #[test]
+    fn weighted_sum_min_max_by_hand() {
+        // vector: a=0.9 -> 1, b=0.7 -> 0.5, c=0.5 -> 0 ; keyword: c=10 -> 1, a=2 -> 0
+        let v = hits(&[("a", 0.9), ("b", 0.7), ("c", 0.5)]);
+        let k = hits(&[("c", 10.0), ("a", 2.0)]);
+        let m = FusionMethod::WeightedSum { weights: PathWeights::new(0.5, 0.3, 0.2), normalization: Normalization::MinMax };
+        let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &m);
+        // a = 0.5*1 + 0.3*0 = 0.5 ; b = 0.5*0.5 = 0.25 ; c = 0 + 0.3*1 = 0.3
+        assert_eq!(ids(&f), ["a", "c", "b"]);
+        assert!((f[0].score - 0.5).abs() < 1e-9 && (f[1].score - 0.3).abs() < 1e-9 && (f[2].score - 0.25).abs() < 1e-9);
+        assert_eq!(f[1].path(PathKind::Keyword).map(|c| c.rank), Some(1));
+        assert_eq!(f[1].found_by(), vec![PathKind::Vector, PathKind::Keyword]);
+    }
+
+    #[test]
+    fn rrf_by_hand() {
+        let v = hits(&[("a", 0.9), ("b", 0.8)]);
+        let k = hits(&[("b", 5.0), ("c", 4.0)]);
+        let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &FusionMethod::rrf());
+        // b = 1/62 + 1/61, a = 1/61, c = 1/62
+        assert_eq!(ids(&f), ["b", "a", "c"]);
+        assert!((f[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn comb_mnz_rewards_agreement() {
+        let v = hits(&[("a", 1.0), ("b", 0.5), ("c", 0.0)]);
+        let k = hits(&[("b", 1.0), ("d", 0.0)]);
+        let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &FusionMethod::CombMnz { normalization: Normalization::MinMax });
+        // b = 2 * (0.5 + 1) = 3 ; a = 1 ; c = 0, d = 0 (ties by id)
+        assert_eq!(ids(&f), ["b", "a", "c", "d"]);
+        assert!((f[0].score - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn normalizations_by_hand() {
+        assert_eq!(normalize(&[3.0, 2.0, 1.0], Normalization::MinMax), vec![1.0, 0.5, 0.0]);
+        assert_eq!(normalize(&[2.0, 2.0], Normalization::MinMax), vec![1.0, 1.0]);
+        assert_eq!(normalize(&[9.0, 5.0, 1.0, 0.0], Normalization::Rank), vec![1.0, 0.75, 0.5, 0.25]);
+        let z = normalize(&[3.0, 2.0, 1.0], Normalization::ZScore);
+        // sd = sqrt(2/3); z = [1.2247, 0, -1.2247] shifted by +1.2247
+        assert!((z[0] - 2.0 * (1.5f64).sqrt()).abs() < 1e-9 && z[2].abs() < 1e-12);
+    }
+
+    #[test]
+    fn duplicates_and_nan_are_dropped() {
+        let v = hits(&[("a", 0.2), ("a", 0.9), ("b", f32::NAN)]);
+        let f = fuse(&[(PathKind::Vector, &v)], &FusionMethod::default());
+        assert_eq!(ids(&f), ["a"]);
+        assert_eq!(f[0].path(PathKind::Vector).map(|c| c.raw), Some(0.9));
+    }
+
+    fn arb_list() -> impl Strategy<Value = Vec<(u8, i16)>> {
+        prop::collection::vec((0u8..24, -1000i16..1000), 0..16)
+    }
+
+    fn to_hits(v: &[(u8, i16)]) -> Vec<PathHit> {
+        // unique ids per list: keep first occurrence
+        let mut seen = std::collections::HashSet::new();
+        v.iter()
+            .filter(|(id, _)| seen.insert(*id))
+            .map(|(id, s)| PathHit { id: MemoryId(format!("m{id:02}")), score: f32::from(*s) / 100.0 })
+            .collect()
+    }
+
+    fn arb_method() -> impl Strategy<Value = FusionMethod> {
+        let norm = prop_oneof![Just(Normalization::MinMax), Just(Normalization::ZScore), Just(Normalization::Rank)];
+        let w = (0u8..=10, 0u8..=10, 0u8..=10).prop_map(|(a, b, c)| PathWeights::new(f64::from(a) / 10.0, f64::from(b) / 10.0, f64::from(c) / 10.0));
+        prop_oneof![
+            (w.clone(), norm.clone()).prop_map(|(weights, normalization)| FusionMethod::WeightedSum { weights, normalization }),
+            (1u8..100, w).prop_map(|(k, weights)| FusionMethod::Rrf { k: f64::from(k), weights }),
+            norm.prop_map(|normalization| FusionMethod::CombMnz { normalization }),
+        ]
+    }
+
+    fn score_map(f: &[FusedHit]) -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = f.iter().map(|h| (h.id.0.clone(), (h.score * 1e9).round() as i64)).collect();
+        v.sort();
+        v
+    }
+
+    proptest! {
+        #[test]
+        fn permutation_invariance(v in arb_list(), k in arb_list(), s in arb_list(), m in arb_method(), seed in any::<u64>()) {
+            let (v, k, s) = (to_hits(&v), to_hits(&k), to_hits(&s));
+            let base = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k), (PathKind::Structured, &s)], &m);
+            // permute within lists and the order of the lists
+            let rot = |x: &[PathHit]| { let mut y = x.to_vec(); if !y.is_empty() { let r = (seed as usize) % y.len(); y.rotate_left(r); y.reverse(); } y };
+            let (v2, k2, s2) = (rot(&v), rot(&k), rot(&s));
+            let other = fuse(&[(PathKind::Structured, &s2), (PathKind::Vector, &v2), (PathKind::Keyword, &k2)], &m);
+            prop_assert_eq!(ids(&base), ids(&other));
+            prop_assert_eq!(score_map(&base), score_map(&other));
+        }
+
+        #[test]
+        fn weight_scaling_keeps_order(v in arb_list(), k in arb_list(), s in arb_list(), c in 1u8..50,
+                                      wv in 0u8..=10, wk in 0u8..=10, ws in 0u8..=10, norm in 0usize..3) {
+            let (v, k, s) = (to_hits(&v), to_hits(&k), to_hits(&s));
+            let normalization = Normalization::ALL[norm];
+            let w = PathWeights::new(f64::from(wv), f64::from(wk), f64::from(ws));
+            let c = f64::from(c) / 7.0;
+            let scaled = PathWeights::new(w.vector * c, w.keyword * c, w.structured * c);
+            let lists = [(PathKind::Vector, v.as_slice()), (PathKind::Keyword, k.as_slice()), (PathKind::Structured, s.as_slice())];
+            let a = fuse(&lists, &FusionMethod::WeightedSum { weights: w, normalization });
+            let b = fuse(&lists, &FusionMethod::WeightedSum { weights: scaled, normalization });
+            // Scores scale exactly by c, so the order is the same up to floating-point ties:
+            // walking b's order, a's scores never increase (beyond rounding).
+            prop_assert_eq!(a.len(), b.len());
+            let a_score: HashMap<&MemoryId, f64> = a.iter().map(|h| (&h.id, h.score)).collect();
+            for h in &b {
+                prop_assert!((a_score[&h.id] * c - h.score).abs() <= 1e-9 * (1.0 + h.score.abs()));
+            }
+            for pair in b.windows(2) {
+                prop_assert!(a_score[&pair[0].id] >= a_score[&pair[1].id] - 1e-9);
+            }
+        }
+
+        #[test]
+        fn raising_a_path_score_never_lowers_rank(v in arb_list(), k in arb_list(), s in arb_list(), m in arb_method(),
+                                                  pick in any::<prop::sample::Index>(), bump in 1i16..500, which in 0usize..3) {
+            let mut lists = [to_hits(&v), to_hits(&k), to_hits(&s)];
+            prop_assume!(!lists[which].is_empty());
+            let before = fuse(&[(PathKind::Vector, &lists[0]), (PathKind::Keyword, &lists[1]), (PathKind::Structured, &lists[2])], &m);
+            let i = pick.index(lists[which].len());
+            let target = lists[which][i].id.clone();
+            lists[which][i].score += f32::from(bump) / 100.0;
+            let after = fuse(&[(PathKind::Vector, &lists[0]), (PathKind::Keyword, &lists[1]), (PathKind::Structured, &lists[2])], &m);
+            let pos = |f: &[FusedHit]| f.iter().position(|h| h.id == target);
+            let (p0, p1) = (pos(&before), pos(&after));
+            prop_assert!(p0.is_some() && p1.is_some());
+            // Rank counted as number of hits strictly ahead by score (ties broken by id are not a
+            // loss of standing from the bump).
+            let ahead = |f: &[FusedHit]| { let t = f.iter().find(|h| h.id == target).map(|h| h.score).unwrap_or(0.0);
+                f.iter().filter(|h| h.score > t + 1e-12).count() };
+            prop_assert!(ahead(&after) <= ahead(&before), "before {:?} after {:?}", before, after);
+        }
+    }
+}

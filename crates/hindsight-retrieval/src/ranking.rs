@@ -1,0 +1,184 @@
+//! Final ranking: fused score times switchable factors (decay, importance, access, trust, usefulness).
+
+use chrono::{DateTime, Utc};
+use hindsight_core::{DecayConfig, Memory, TrustWeights, decay};
+use serde::{Deserialize, Serialize};
+
+use crate::fusion::FusedHit;
+
+/// The factors multiplied into the fused score. Each can be switched off (factor 1) so the eval
+/// harness can ablate it.
+///
+/// - decay: `(1 - decay_weight) + decay_weight * 0.5^(age / half_life(kind))`, age from
+///   `created_at` to the query's `now`. With `decay_weight = 1` this is plain exponential decay;
+///   the default 0.5 lets old memories sink to half weight but never vanish.
+/// - importance: `1 - importance_weight * (1 - importance)`.
+/// - access: `1 + access_weight * ln(1 + access_count)`.
+/// - trust: `1 - trust_strength * (1 - trust(source))` with trust user 1.0 / agent 0.7 / external 0.5.
+/// - usefulness: `1 + usefulness_weight * tanh(usefulness)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankingFactors {
+    pub decay: Option<DecayConfig>,
+    pub decay_weight: f64,
+    pub importance: bool,
+    pub importance_weight: f64,
+    pub access_boost: bool,
+    pub access_weight: f64,
+    pub trust: Option<TrustWeights>,
+    pub trust_strength: f64,
+    pub usefulness: bool,
+    pub usefulness_weight: f64,
+}
+
+impl Default for RankingFactors {
+    fn default() -> Self {
+        RankingFactors {
+            decay: Some(DecayConfig::default()),
+            decay_weight: 0.5,
+            importance: true,
+            importance_weight: 0.5,
+            access_boost: true,
+            access_weight: 0.1,
+            trust: Some(TrustWeights::default()),
+            trust_strength: 0.5,
+            usefulness: true,
+            usefulness_weight: 0.2,
+        }
+    }
+}
+
+impl RankingFactors {
+    /// Every factor off: the final score is the fused score.
+    pub fn none() -> Self {
+        RankingFactors { decay: None, importance: false, access_boost: false, trust: None, usefulness: false, ..Self::default() }
+    }
+
+    /// The factor breakdown for one memory at query time `now`.
+    pub fn breakdown(&self, m: &Memory, now: DateTime<Utc>) -> FactorBreakdown {
+        let decay = self.decay.map_or(1.0, |cfg| {
+            let f = decay::decay_factor(decay::age_days(m.created_at, now), cfg.half_life(m.kind));
+            (1.0 - self.decay_weight) + self.decay_weight * f
+        });
+        let importance = if self.importance {
+            1.0 - self.importance_weight * (1.0 - f64::from(m.importance).clamp(0.0, 1.0))
+        } else {
+            1.0
+        };
+        let access = if self.access_boost { 1.0 + self.access_weight * (m.access_count as f64).ln_1p() } else { 1.0 };
+        let trust = self.trust.map_or(1.0, |t| 1.0 - self.trust_strength * (1.0 - f64::from(t.weight(m.source))));
+        let usefulness = if self.usefulness { 1.0 + self.usefulness_weight * f64::from(m.usefulness).tanh() } else { 1.0 };
+        FactorBreakdown { decay, importance, access, trust, usefulness }
+    }
+}
+
+/// Each factor's value for one hit (1 when switched off).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactorBreakdown {
+    pub decay: f64,
+    pub importance: f64,
+    pub access: f64,
+    pub trust: f64,
+    pub usefulness: f64,
+}
+
+impl FactorBreakdown {
+    pub fn product(&self) -> f64 {
+        self.decay * self.importance * self.access * self.trust * self.usefulness
+    }
+}
+
+/// A hit after final ranking, with everything needed to explain it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankedHit {
+    pub fused: FusedHit,
+    pub factors: FactorBreakdown,
+    pub score: f64,
+}
+
+/// Applies the ranking factors to fused hits. `lookup` resolves an id to its memory; hits whose
+/// memory is unknown are dropped. Sorted by final score descending, ties by id ascending.
+pub fn rank<'m>(
+    fused: Vec<FusedHit>,
+    lookup: impl Fn(&hindsight_core::MemoryId) -> Option<&'m Memory>,
+    factors: &RankingFactors,
+    now: DateTime<Utc>,
+) -> Vec<RankedHit> {
+    let mut out: Vec<RankedHit> = fused
+        .into_iter()
+        .filter_map(|f| {
+            let m = lookup(&f.id)?;
+            let b = factors.breakdown(m, now);
+            let score = f.score * b.product();
+            Some(RankedHit { fused: f, factors: b, score })
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.fused.id.cmp(&b.fused.id)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::{MemoryId, MemoryKind, Namespace, Source, Status};
+
+    fn mem(id: &str, created: &str, importance: f32, source: Source, access: u64) -> Memory {
+        let t = DateTime::parse_from_rfc3339(created).expect("valid").to_utc();
+        Memory {
+            id: MemoryId::from(id),
+            namespace: Namespace::default(),
+            kind: MemoryKind::Episodic,
+            content: id.into(),
+            tags: vec![],
+            context: String::new(),
+            entities: Default::default(),
+            importance,
+            source,
+            created_at: t,
+            last_accessed_at: t,
+            access_count: access,
+            usefulness: 0.0,
+            status: Status::Active,
+            status_reason: None,
+            superseded_by: None,
+            task_id: None,
+            task_type: None,
+            outcome: None,
+            embedding_model: "test".into(),
+        }
+    }
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-03-31T00:00:00Z").expect("valid").to_utc()
+    }
+
+    #[test]
+    fn breakdown_by_hand() {
+        let f = RankingFactors::default();
+        // 30 days old episodic (half-life 30): decay = 0.5 + 0.5*0.5 = 0.75
+        let m = mem("a", "2026-03-01T00:00:00Z", 0.6, Source::External, 3);
+        let b = f.breakdown(&m, now());
+        assert!((b.decay - 0.75).abs() < 1e-12);
+        assert!((b.importance - 0.8).abs() < 1e-6); // 1 - 0.5*0.4
+        assert!((b.access - (1.0 + 0.1 * 4f64.ln())).abs() < 1e-12);
+        assert!((b.trust - 0.75).abs() < 1e-12); // 1 - 0.5*(1-0.5)
+        assert_eq!(b.usefulness, 1.0);
+        let off = RankingFactors::none().breakdown(&m, now());
+        assert_eq!(off.product(), 1.0);
+    }
+
+    #[test]
+    fn newer_equal_memory_wins_with_decay_and_not_without() {
+        let old = mem("a-old", "2025-12-01T00:00:00Z", 0.5, Source::User, 0);
+        let new = mem("b-new", "2026-03-30T00:00:00Z", 0.5, Source::User, 0);
+        let fused = |ids: [&str; 2]| {
+            ids.iter().map(|i| FusedHit { id: MemoryId::from(*i), score: 1.0, paths: [None; 3] }).collect::<Vec<_>>()
+        };
+        let mems = [old.clone(), new.clone()];
+        let look = |id: &MemoryId| mems.iter().find(|m| &m.id == id);
+        let with = rank(fused(["a-old", "b-new"]), look, &RankingFactors::default(), now());
+        assert_eq!(with[0].fused.id.as_str(), "b-new");
+        let without = rank(fused(["a-old", "b-new"]), look, &RankingFactors::none(), now());
+        assert_eq!(without[0].fused.id.as_str(), "a-old"); // tie broken by id
+    }
+}
