@@ -159,18 +159,21 @@ string_enum! {
     }
 }
 
+#[allow(clippy::derivable_impls)] // the enum is macro-generated
 impl Default for MemoryKind {
     fn default() -> Self {
         MemoryKind::Episodic
     }
 }
 
+#[allow(clippy::derivable_impls)] // the enum is macro-generated
 impl Default for Source {
     fn default() -> Self {
         Source::User
     }
 }
 
+#[allow(clippy::derivable_impls)] // the enum is macro-generated
 impl Default for Status {
     fn default() -> Self {
         Status::Active
@@ -296,9 +299,10 @@ pub fn index_text(content: &str, context: &str) -> String {
     }
 }
 
-/// What a caller hands to the write pipeline. Everything but `content` has a default.
+/// What a caller hands to the write pipeline. Everything but `content` has a default; unknown
+/// fields are rejected so a misspelt field name is an error, not silently dropped data.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct NewMemory {
     /// Caller-chosen id (imports, evaluation); generated when absent.
     pub id: Option<MemoryId>,
@@ -338,17 +342,17 @@ impl NewMemory {
         if self.namespace.as_str().trim().is_empty() {
             return Err(Error::invalid("namespace", "must not be empty"));
         }
-        if let Some(i) = self.importance {
-            if !(0.0..=1.0).contains(&i) || i.is_nan() {
-                return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
-            }
+        if let Some(i) = self.importance
+            && (!(0.0..=1.0).contains(&i) || i.is_nan())
+        {
+            return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
         }
-        if let Some(id) = &self.id {
-            if id.as_str().trim().is_empty() {
-                return Err(Error::invalid("id", "must not be empty when given"));
-            }
+        if let Some(id) = &self.id
+            && id.as_str().trim().is_empty()
+        {
+            return Err(Error::invalid("id", "must not be empty when given"));
         }
-        for (k, _) in &self.entities {
+        for k in self.entities.keys() {
             if k.trim().is_empty() {
                 return Err(Error::invalid("entities", "entity keys must not be empty"));
             }
@@ -386,15 +390,15 @@ impl MemoryPatch {
     }
 
     pub fn validate(&self) -> Result<(), Error> {
-        if let Some(c) = &self.content {
-            if c.trim().is_empty() {
-                return Err(Error::invalid("content", "must not be empty"));
-            }
+        if let Some(c) = &self.content
+            && c.trim().is_empty()
+        {
+            return Err(Error::invalid("content", "must not be empty"));
         }
-        if let Some(i) = self.importance {
-            if !(0.0..=1.0).contains(&i) || i.is_nan() {
-                return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
-            }
+        if let Some(i) = self.importance
+            && (!(0.0..=1.0).contains(&i) || i.is_nan())
+        {
+            return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
         }
         Ok(())
     }

@@ -181,8 +181,8 @@ fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(Time
     let num = |w: &str| w.parse::<i64>().ok().or_else(|| EN_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v));
     for i in 0..words.len() {
         // "<n> <unit> ago"
-        if i + 2 < words.len() && words[i + 2] == "ago" {
-            if let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1])) {
+        if i + 2 < words.len() && words[i + 2] == "ago"
+            && let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1])) {
                 let span = n * u;
                 let centre = today - Duration::days(span);
                 // A day for "days ago"; +-half a unit otherwise.
@@ -190,14 +190,12 @@ fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(Time
                 let r = TimeRange { start: day_start(centre - Duration::days(half)), end: day_start(centre + Duration::days(half + 1)) };
                 return Some((r, format!("{} {} ago", words[i], words[i + 1])));
             }
-        }
         // "past|last <n> <unit>"
-        if (words[i] == "past" || words[i] == "last") && i + 2 < words.len() {
-            if let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2])) {
+        if (words[i] == "past" || words[i] == "last") && i + 2 < words.len()
+            && let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2])) {
                 let r = TimeRange { start: day_start(today - Duration::days(n * u)), end: now };
                 return Some((r, format!("{} {} {}", words[i], words[i + 1], words[i + 2])));
             }
-        }
     }
     None
 }

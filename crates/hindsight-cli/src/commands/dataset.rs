@@ -1,0 +1,74 @@
+//! `hindsight dataset generate | import-beir | import-locomo | check`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use hindsight_dataset::{BeirOptions, generate, import_beir, import_locomo, load_dataset, write_dataset};
+
+use crate::Cli;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum DatasetCommand {
+    /// Generate the bilingual agent-memory query log (deterministic for a seed).
+    Generate {
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long, default_value = "datasets/agent-memory-bilingual")]
+        out: PathBuf,
+    },
+    /// Convert a BEIR directory (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv).
+    ImportBeir {
+        dir: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value = "test")]
+        split: String,
+    },
+    /// Convert a LoCoMo JSON file (conversations + QA with evidence dialog ids).
+    ImportLocomo {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Load a dataset directory and report counts and malformed lines.
+    Check { dir: PathBuf },
+}
+
+pub fn run(_cli: &Cli, cmd: &DatasetCommand) -> Result<ExitCode> {
+    match cmd {
+        DatasetCommand::Generate { seed, out } => {
+            let ds = generate(*seed);
+            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
+            println!("{}: {}", out.display(), ds.summary());
+        }
+        DatasetCommand::ImportBeir { dir, out, split } => {
+            let opts = BeirOptions { split: split.clone(), ..BeirOptions::default() };
+            let ds = import_beir(dir, &opts).with_context(|| format!("importing BEIR from {}", dir.display()))?;
+            report_issues(&ds.issues);
+            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
+            println!("{}: {}", out.display(), ds.summary());
+        }
+        DatasetCommand::ImportLocomo { file, out } => {
+            let ds = import_locomo(file, None).with_context(|| format!("importing LoCoMo from {}", file.display()))?;
+            report_issues(&ds.issues);
+            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
+            println!("{}: {}", out.display(), ds.summary());
+        }
+        DatasetCommand::Check { dir } => {
+            let ds = load_dataset(dir).with_context(|| format!("loading {}", dir.display()))?;
+            report_issues(&ds.issues);
+            println!("{}: {}", dir.display(), ds.summary());
+            if !ds.issues.is_empty() {
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_issues(issues: &[hindsight_dataset::LoadIssue]) {
+    for i in issues {
+        eprintln!("skipped {i}");
+    }
+}

@@ -1,0 +1,198 @@
+//! `hindsight eval`, `hindsight gate`, `hindsight baseline update`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use hindsight_dataset::load_dataset;
+use hindsight_engine::Engine;
+use hindsight_eval::{Summary, gate as run_gate};
+use hindsight_harness::{EvalOptions, Stage, default_setups, evaluate_dataset, parse_setups, write_outputs};
+use indicatif::ProgressBar;
+
+use crate::Cli;
+use crate::backend::{BackendUrl, open_store};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Dataset directory (repeatable). Default: every dataset under `datasets/`.
+    #[arg(long)]
+    pub dataset: Vec<PathBuf>,
+    /// Setups TOML file (`[[setup]]` tables). Default: the built-in setups.
+    #[arg(long)]
+    pub setups: Option<PathBuf>,
+    /// Output directory. Default: `reports/<dataset>/`. With several datasets, one
+    /// sub-directory per dataset is created inside it.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A deterministic ~40 % subset of the queries and 3 CV folds (the CI gate).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where `datasets/` is searched when no --dataset is given.
+    #[arg(long, default_value = "datasets")]
+    pub datasets_dir: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    #[arg(long)]
+    pub baseline: PathBuf,
+    #[arg(long)]
+    pub current: PathBuf,
+    #[arg(long, default_value_t = 0.01)]
+    pub tolerance: f64,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BaselineCommand {
+    /// Copy a summary.json to the baseline path.
+    Update {
+        /// The summary to adopt (normally from `hindsight eval --quick`).
+        #[arg(long)]
+        from: PathBuf,
+        #[arg(long, default_value = "reports/baseline.json")]
+        to: PathBuf,
+    },
+}
+
+/// Dataset directories under `dir` (those holding a `memories.jsonl`), sorted.
+fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        if path.join("memories.jsonl").is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        bail!("no dataset (a directory with memories.jsonl) under {}", dir.display());
+    }
+    Ok(out)
+}
+
+pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
+    let started = Instant::now();
+    let datasets = if args.dataset.is_empty() { shipped_datasets(&args.datasets_dir)? } else { args.dataset.clone() };
+    let setups = match &args.setups {
+        Some(p) => parse_setups(&std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?)?,
+        None => default_setups(),
+    };
+    let opts = if args.quick { EvalOptions::quick() } else { EvalOptions::default() };
+    let embedder = super::embedder(cli)?;
+    let backend = match &cli.backend {
+        Some(url) => BackendUrl::parse(url)?,
+        None => BackendUrl::SqliteMemory,
+    };
+    for dir in &datasets {
+        let t = Instant::now();
+        let dataset = load_dataset(dir).with_context(|| format!("loading dataset {}", dir.display()))?;
+        let load_s = t.elapsed().as_secs_f64();
+        for issue in &dataset.issues {
+            eprintln!("skipped {issue}");
+        }
+        let name = dataset.meta.name.clone();
+        eprintln!("{name}: {}", dataset.summary());
+        // A fresh store per dataset: in memory by default, or a new sub-directory of --backend.
+        let url = match &backend {
+            BackendUrl::Sqlite(root) => {
+                let d = root.join(format!("eval-{name}"));
+                if d.exists() {
+                    std::fs::remove_dir_all(&d).with_context(|| format!("clearing {}", d.display()))?;
+                }
+                BackendUrl::Sqlite(d)
+            }
+            other => other.clone(),
+        };
+        let store = open_store(&url, embedder.space()).await?;
+        let engine = Engine::builder(store, Arc::clone(&embedder)).query_cache(dataset.queries.len().max(1024)).build()?;
+        let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
+        let progress = |stage: Stage, done: usize, total: usize| {
+            let mut guard = bar.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.as_ref().is_none_or(|(s, _)| *s != stage) {
+                if let Some((_, pb)) = guard.take() {
+                    pb.finish_and_clear();
+                }
+                *guard = Some((stage, crate::progress::bar(total as u64, stage.label())));
+            }
+            if let Some((_, pb)) = guard.as_ref() {
+                pb.set_position(done as u64);
+            }
+        };
+        let mut eval = evaluate_dataset(&dataset, &engine, &setups, &opts, url.name(), &progress).await?;
+        if let Some((_, pb)) = bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            pb.finish_and_clear();
+        }
+        let out = match (&args.out, datasets.len()) {
+            (Some(o), 1) => o.clone(),
+            (Some(o), _) => o.join(&name),
+            (None, _) => PathBuf::from("reports").join(&name),
+        };
+        eval.summary.timing.stages.insert("load".into(), load_s);
+        let tw = Instant::now();
+        write_outputs(&eval, &out).with_context(|| format!("writing report to {}", out.display()))?;
+        eval.summary.timing.stages.insert("write_report".into(), tw.elapsed().as_secs_f64());
+        eval.summary.timing.total_s = t.elapsed().as_secs_f64();
+        eval.summary.write(out.join("summary.json"))?;
+        print_table(&eval.summary);
+        if let Some(tuning) = &eval.summary.tuning {
+            println!(
+                "tuned fusion ({} folds, {}): held-out {:.4}, train {:.4}, gap {:.4}; per-fold weights {:?}",
+                tuning.folds,
+                tuning.metric,
+                tuning.mean_test,
+                tuning.mean_train,
+                tuning.gap,
+                tuning.per_fold.iter().map(|f| (f.weights, f.normalization.as_str())).collect::<Vec<_>>()
+            );
+        }
+        println!("query-embedding cache: {:?}", engine.query_cache_stats());
+        println!("report: {}/index.html ({:.1}s)", out.display(), t.elapsed().as_secs_f64());
+    }
+    eprintln!("total {:.1}s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(s: &Summary) {
+    if s.embedder.test_only {
+        println!("!! {}: TEST-ONLY embedder, numbers are not retrieval-quality claims", s.embedder.model);
+    }
+    println!(
+        "{} ({} queries judged, {} without relevant docs excluded; embedder {}):",
+        s.dataset, s.counts.judged_queries, s.counts.queries_without_relevant, s.embedder.model
+    );
+    let metrics = ["ndcg@10", "ndcg@5", "hit@5", "rel@5", "mrr@10", "recall@5", "p@5"];
+    print!("{:<30}", "setup");
+    for m in metrics {
+        print!("{m:>10}");
+    }
+    println!();
+    for (name, r) in &s.setups {
+        print!("{name:<30}");
+        for m in metrics {
+            print!("{:>10.4}", r.metrics.get(m).copied().unwrap_or(f64::NAN));
+        }
+        println!();
+    }
+}
+
+pub fn gate(args: &GateArgs) -> Result<ExitCode> {
+    let baseline = Summary::read(&args.baseline)?;
+    let current = Summary::read(&args.current)?;
+    let report = run_gate(&baseline, &current, args.tolerance)?;
+    println!("{report}");
+    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
+    match cmd {
+        BaselineCommand::Update { from, to } => {
+            let s = Summary::read(from)?;
+            s.write(to)?;
+            println!("baseline {} updated from {} ({} setups)", to.display(), from.display(), s.setups.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

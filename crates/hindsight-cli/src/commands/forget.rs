@@ -1,0 +1,52 @@
+//! `hindsight forget`, `revert`, `purge`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use hindsight_core::{MemoryId, Namespace};
+
+use crate::Cli;
+
+#[derive(Debug, clap::Args)]
+pub struct ForgetArgs {
+    pub id: String,
+    /// Why (kept with the memory).
+    #[arg(long)]
+    pub reason: String,
+    #[arg(long, default_value = Namespace::DEFAULT)]
+    pub namespace: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RevertArgs {
+    pub id: String,
+    #[arg(long, default_value = Namespace::DEFAULT)]
+    pub namespace: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PurgeArgs {
+    #[arg(long, default_value = Namespace::DEFAULT)]
+    pub namespace: String,
+}
+
+pub async fn forget(cli: &Cli, a: &ForgetArgs) -> Result<ExitCode> {
+    let engine = super::engine(cli).await?;
+    let m = engine.forget(&Namespace::new(a.namespace.clone()), &MemoryId::new(a.id.clone()), &a.reason).await?;
+    if cli.json { super::print_json(&m)? } else { println!("forgot {} ({})", m.id, a.reason) }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn revert(cli: &Cli, a: &RevertArgs) -> Result<ExitCode> {
+    let engine = super::engine(cli).await?;
+    let m = engine.revert(&Namespace::new(a.namespace.clone()), &MemoryId::new(a.id.clone())).await?;
+    if cli.json { super::print_json(&m)? } else { println!("{} is {} again", m.id, m.status) }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn purge(cli: &Cli, a: &PurgeArgs) -> Result<ExitCode> {
+    let engine = super::engine(cli).await?;
+    let ids = engine.purge(&Namespace::new(a.namespace.clone())).await?;
+    if cli.json { super::print_json(&ids)? } else { println!("purged {} forgotten memories", ids.len()) }
+    Ok(ExitCode::SUCCESS)
+}

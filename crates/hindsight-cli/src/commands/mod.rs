@@ -1,0 +1,77 @@
+//! One module per subcommand, plus the shared set-up (embedder, store, engine).
+
+pub mod dataset;
+pub mod eval;
+pub mod forget;
+pub mod ingest;
+pub mod model;
+pub mod search;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use hindsight_embed::{Embedder, EmbedderSpec, default_home, ensure_model, load_embedder};
+use hindsight_engine::Engine;
+
+use crate::backend::{BackendUrl, open_store};
+use crate::{Cli, Command};
+
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Ingest(a) => ingest::run(&cli, a).await,
+        Command::Search(a) => search::run(&cli, a).await,
+        Command::Forget(a) => forget::forget(&cli, a).await,
+        Command::Revert(a) => forget::revert(&cli, a).await,
+        Command::Purge(a) => forget::purge(&cli, a).await,
+        Command::Model(c) => model::run(&cli, c).await,
+        Command::Reembed(a) => model::reembed(&cli, a).await,
+        Command::Dataset(c) => dataset::run(&cli, c),
+        Command::Eval(a) => eval::run(&cli, a).await,
+        Command::Gate(a) => eval::gate(a),
+        Command::Baseline(c) => eval::baseline(c),
+    }
+}
+
+/// The backend URL from `--backend`, else `--data`, else `$HINDSIGHT_HOME/data`.
+pub fn backend_url(cli: &Cli) -> Result<BackendUrl> {
+    if let Some(url) = &cli.backend {
+        return BackendUrl::parse(url);
+    }
+    let dir = cli.data.clone().unwrap_or_else(|| default_home().join("data"));
+    Ok(BackendUrl::Sqlite(dir))
+}
+
+/// Builds the embedder named by `--embedder`, fetching the default model when it is missing.
+pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
+    let spec: EmbedderSpec = cli.embedder.parse().with_context(|| format!("--embedder {:?}", cli.embedder))?;
+    if spec == (EmbedderSpec::MiniLm { dir: None }) {
+        ensure_model(&default_home()).context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
+    }
+    let e = load_embedder(&spec).with_context(|| format!("loading embedder {spec}"))?;
+    if e.is_test_only() {
+        eprintln!("warning: embedder {} is a TEST-ONLY hashing embedder; its results say nothing about retrieval quality", e.space().model);
+    }
+    Ok(e)
+}
+
+/// Embedder + store + engine for the commands that work on a store.
+pub async fn engine(cli: &Cli) -> Result<Engine> {
+    let embedder = embedder(cli)?;
+    let url = backend_url(cli)?;
+    let store = open_store(&url, embedder.space()).await?;
+    Ok(Engine::builder(store, embedder).build()?)
+}
+
+pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {
+    match s {
+        None => Ok(Utc::now()),
+        Some(s) => Ok(DateTime::parse_from_rfc3339(s).with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?.to_utc()),
+    }
+}
+
+pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

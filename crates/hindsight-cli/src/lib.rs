@@ -1,0 +1,102 @@
+//! The `hindsight` command line, as a library so the binary stays a few lines.
+//!
+//! [`Cli`] is the clap definition; [`main`] parses it, sets up logging and dispatches to one
+//! module of `commands` per subcommand. Backends are chosen by URL ([`backend::open_store`]) and
+//! embedders by spec string ([`hindsight_embed::EmbedderSpec`]). Output is human-readable by
+//! default and JSON with `--json`. Errors are reported through `anyhow` with their context chain
+//! and a non-zero exit code.
+
+mod backend;
+mod commands;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use backend::{BackendUrl, open_store};
+
+/// hindsight: an agent-memory server and its evaluation harness.
+#[derive(Debug, Parser)]
+#[command(name = "hindsight", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Data directory of the embedded store (default: $HINDSIGHT_HOME/data).
+    #[arg(long, global = true, env = "HINDSIGHT_DATA")]
+    pub data: Option<PathBuf>,
+    /// Backend URL (`sqlite://DIR`); overrides --data.
+    #[arg(long, global = true, env = "HINDSIGHT_BACKEND")]
+    pub backend: Option<String>,
+    /// Embedder: `minilm` (default; fetched on first use), `minilm:DIR`, `http://HOST/v1?model=NAME`,
+    /// or `hash:DIM` (test-only).
+    #[arg(long, global = true, env = "HINDSIGHT_EMBEDDER", default_value = "minilm")]
+    pub embedder: String,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More logging (-v info, -vv debug: per-path hits of every search).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Store memories from a JSONL file through the write pipeline (guard, dedup, conflicts).
+    Ingest(commands::ingest::Args),
+    /// Search memories (vector + BM25 + structured paths, fused and ranked).
+    Search(commands::search::Args),
+    /// Soft-delete a memory (status `forgotten`, with a reason).
+    Forget(commands::forget::ForgetArgs),
+    /// Restore a superseded / deprecated / forgotten memory to active.
+    Revert(commands::forget::RevertArgs),
+    /// Hard-delete memories that are already forgotten (logged).
+    Purge(commands::forget::PurgeArgs),
+    /// Manage the embedding model.
+    #[command(subcommand)]
+    Model(commands::model::ModelCommand),
+    /// Re-embed every stored memory with the current embedder (after changing models).
+    Reembed(commands::model::ReembedArgs),
+    /// Generate, import or check evaluation datasets.
+    #[command(subcommand)]
+    Dataset(commands::dataset::DatasetCommand),
+    /// Run the evaluation harness and write reports.
+    Eval(commands::eval::Args),
+    /// Compare a summary against a baseline; non-zero exit on regressions.
+    Gate(commands::eval::GateArgs),
+    /// Replace the committed baseline with a summary (explicit, reviewed in the diff).
+    #[command(subcommand)]
+    Baseline(commands::eval::BaselineCommand),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HINDSIGHT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

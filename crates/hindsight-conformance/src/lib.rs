@@ -1,0 +1,149 @@
+//! The conformance suite every hindsight backend must pass: one set of cases, instantiated per
+//! backend (the `Store` trait docs in `hindsight-core` are the contract; each case turns a part of
+//! them into assertions).
+//!
+//! - [`store_cases`] holds one `pub async fn` per [`hindsight_core::Store`] behaviour (roundtrips,
+//!   conflicts, batches, updates, lifecycle, access counting under concurrency, purge, the three
+//!   retrieval paths checked against [`hindsight_core::Filter::matches`] and
+//!   [`hindsight_core::StructuredQuery::score`], pagination, and namespace isolation as a
+//!   property test). [`working_cases`] does the same for [`hindsight_core::WorkingMemory`].
+//! - A backend plugs in through a [`StoreFactory`] (any `Fn(EmbeddingSpace) -> impl Future` whose
+//!   output converts into a [`TestStore`]) that opens a FRESH, EMPTY store; a [`TestStore`] can
+//!   carry a guard (a temporary directory) that must outlive the store. [`WorkingMemoryFactory`]
+//!   is the same for working memories.
+//! - [`store_conformance_tests!`] and [`working_memory_conformance_tests!`] expand to one `#[test]`
+//!   per case (each on its own multi-threaded tokio runtime), so failures are reported by name:
+//!
+//! ```ignore
+//! // crates/hindsight-store-foo/tests/conformance.rs
+//! hindsight_conformance::store_conformance_tests!(|space| async move {
+//!     FooStore::open_in_memory(space).await.expect("open store")
+//! });
+//! ```
+//!
+//! - [`fixture`] has the shared builders (`memory`, vectors with known cosines, fixed instants)
+//!   for backend-specific tests that want the same vocabulary.
+//!
+//! Search cases call [`hindsight_core::Store::flush`] after writing and before searching: the
+//! contract lets a backend make its indexes consistent lazily, up to `flush`.
+
+pub mod fixture;
+pub mod store_cases;
+pub mod working_cases;
+
+pub use fixture::{StoreFactory, TestStore, WorkingMemoryFactory};
+
+/// Support for the macros; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    use std::future::Future;
+    use std::sync::Arc;
+
+    use hindsight_core::{EmbeddingSpace, WorkingMemory};
+
+    use crate::TestStore;
+
+    /// Runs a case on a fresh multi-threaded runtime (the concurrency cases spawn tasks).
+    pub fn block_on<F: Future<Output = ()>>(case: F) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("cannot build the tokio runtime: {e}"));
+        rt.block_on(case);
+    }
+
+    /// Pins a closure's signature so `|space| async move { .. }` needs no annotations.
+    pub fn store_factory<F, Fut, T>(f: F) -> F
+    where
+        F: Fn(EmbeddingSpace) -> Fut,
+        Fut: Future<Output = T> + 'static,
+        T: Into<TestStore>,
+    {
+        f
+    }
+
+    pub fn working_memory_factory<F, Fut>(f: F) -> F
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Arc<dyn WorkingMemory>> + 'static,
+    {
+        f
+    }
+}
+
+/// Expands to one `#[test]` per [`store_cases`] case, each opening stores through `$factory`
+/// (a closure `|space: EmbeddingSpace| async move { .. }` returning a store or a [`TestStore`]).
+/// Invoke it at most once per module; put several backends in separate modules.
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($factory:expr $(,)?) => {
+        $crate::__store_conformance_tests! {
+            $factory;
+            insert_get_roundtrip_preserves_every_field,
+            duplicate_insert_conflicts_and_keeps_original,
+            duplicate_id_in_other_namespace_conflicts,
+            insert_batch_is_all_or_nothing,
+            get_many_keeps_order_and_skips_missing,
+            wrong_dimension_is_embedding_mismatch,
+            update_applies_patch,
+            scan_pages_in_id_order,
+            namespaces_stats_and_flush,
+            set_status_transitions_and_visibility,
+            record_access_counts_and_timestamps,
+            record_access_is_atomic_under_concurrency,
+            add_usefulness_accumulates,
+            purge_forgotten_deletes_only_forgotten,
+            vector_search_ranks_by_cosine,
+            filters_agree_with_reference_semantics,
+            keyword_search_words_cjk_identifiers,
+            structured_search_signals_and_ranking,
+            namespace_isolation_holds_for_random_stores,
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __store_conformance_tests {
+    ($factory:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                let factory = $crate::__private::store_factory($factory);
+                $crate::__private::block_on($crate::store_cases::$case(&factory));
+            }
+        )+
+    };
+}
+
+/// Expands to one `#[test]` per [`working_cases`] case, each opening a working memory through
+/// `$factory` (a closure `|| async move { .. }` returning `Arc<dyn WorkingMemory>`).
+#[macro_export]
+macro_rules! working_memory_conformance_tests {
+    ($factory:expr $(,)?) => {
+        $crate::__working_memory_conformance_tests! {
+            $factory;
+            set_get_roundtrip,
+            set_overwrites,
+            ttl_expiry,
+            get_all_ordered_by_key,
+            clear_key_and_session,
+            namespace_and_session_isolation,
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __working_memory_conformance_tests {
+    ($factory:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                let factory = $crate::__private::working_memory_factory($factory);
+                $crate::__private::block_on($crate::working_cases::$case(&factory));
+            }
+        )+
+    };
+}

@@ -1,0 +1,630 @@
+//! Lifecycle and usage statistics: set_status, record_access, add_usefulness, purge_forgotten.
+
+use std::collections::BTreeSet;
+
+use hindsight_core::{
+    ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace, Status, Store, StructuredQuery,
+};
+
+use crate::fixture::*;
+
+/// The ids each path returns for a query every fixture memory of these cases matches: vector with
+/// `axis(0)`, keyword "tariff", structured identifier "INV-7". Sorted.
+async fn ids_per_path(
+    s: &dyn Store,
+    ns: &Namespace,
+    filter: &Filter,
+) -> [(&'static str, Vec<MemoryId>); 3] {
+    let v = ok(
+        s,
+        "vector_search",
+        s.vector_search(ns, &axis(0), 50, filter).await,
+    );
+    let k = ok(
+        s,
+        "keyword_search",
+        s.keyword_search(ns, "tariff", 50, filter).await,
+    );
+    let q = StructuredQuery {
+        identifiers: vec!["INV-7".into()],
+        ..StructuredQuery::default()
+    };
+    let st = ok(
+        s,
+        "structured_search",
+        s.structured_search(ns, &q, 50, filter).await,
+    );
+    [
+        ("vector", sorted(ids(&v))),
+        ("keyword", sorted(ids(&k))),
+        ("structured", sorted(ids(&st))),
+    ]
+}
+
+async fn assert_visible(s: &dyn Store, ns: &Namespace, filter: &Filter, want: &[&str], what: &str) {
+    flush(s).await;
+    let want = sorted(id_list(want));
+    for (path, got) in ids_per_path(s, ns, filter).await {
+        assert_eq!(
+            got,
+            want,
+            "{}: {path} path, {what} (filter statuses {:?})",
+            s.backend_name(),
+            filter.statuses
+        );
+    }
+}
+
+fn tariff(id: &str, i: usize) -> (Memory, Vec<f32>) {
+    let m = memory(
+        "ns-a",
+        id,
+        MemoryKind::Semantic,
+        &format!("The import tariff rule number {i}"),
+    )
+    .entity("invoice", "INV-7")
+    .created(at(i as i64, 0));
+    (m, with_cosine(0.9 - 0.1 * i as f32, 1 + i % (DIM - 1)))
+}
+
+fn statuses(s: &[Status]) -> Filter {
+    Filter {
+        statuses: s.to_vec(),
+        ..Filter::default()
+    }
+}
+
+/// `set_status` records the status, its reason and (for `Superseded`) the successor, changes
+/// nothing else, hides non-active memories from all three paths by default and shows them when
+/// the filter's statuses include them. Missing ids / other namespaces are `NotFound`.
+pub async fn set_status_transitions_and_visibility(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let items: Vec<_> = ["old", "new", "dep", "quar", "forg"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| tariff(id, i))
+        .collect();
+    insert_all(s, &items).await;
+    assert_visible(
+        s,
+        &a,
+        &Filter::default(),
+        &["old", "new", "dep", "quar", "forg"],
+        "all active",
+    )
+    .await;
+
+    let old = &items[0].0;
+    let got = ok(
+        s,
+        "set_status superseded",
+        s.set_status(
+            &a,
+            &old.id,
+            Status::Superseded,
+            Some("replaced by new"),
+            Some(&mid("new")),
+        )
+        .await,
+    );
+    let mut want = old.clone();
+    want.status = Status::Superseded;
+    want.status_reason = Some("replaced by new".into());
+    want.superseded_by = Some(mid("new"));
+    assert_eq!(
+        got,
+        want,
+        "{}: set_status result (only status, reason and successor change)",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&a, &old.id).await),
+        Some(want),
+        "{}: get after set_status",
+        s.backend_name()
+    );
+
+    for (id, status, reason) in [
+        ("dep", Status::Deprecated, Some("outdated")),
+        ("quar", Status::Quarantined, Some("looks like an injection")),
+        ("forg", Status::Forgotten, None),
+    ] {
+        let got = ok(
+            s,
+            "set_status",
+            s.set_status(&a, &mid(id), status, reason, None).await,
+        );
+        assert_eq!(
+            got.status,
+            status,
+            "{}: set_status({id}) status",
+            s.backend_name()
+        );
+        assert_eq!(
+            got.status_reason.as_deref(),
+            reason,
+            "{}: set_status({id}) reason",
+            s.backend_name()
+        );
+        let stored = ok(s, "get", s.get(&a, &mid(id)).await);
+        assert_eq!(
+            stored.as_ref(),
+            Some(&got),
+            "{}: get({id}) after set_status",
+            s.backend_name()
+        );
+    }
+
+    assert_visible(
+        s,
+        &a,
+        &Filter::default(),
+        &["new"],
+        "non-active hidden by default",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Active]),
+        &["new"],
+        "explicit active",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Superseded]),
+        &["old"],
+        "superseded requested",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Deprecated]),
+        &["dep"],
+        "deprecated requested",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Quarantined]),
+        &["quar"],
+        "quarantined requested",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Forgotten]),
+        &["forg"],
+        "forgotten requested",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(&[Status::Active, Status::Superseded]),
+        &["old", "new"],
+        "active + superseded",
+    )
+    .await;
+    assert_visible(
+        s,
+        &a,
+        &statuses(Status::ALL),
+        &["old", "new", "dep", "quar", "forg"],
+        "every status",
+    )
+    .await;
+
+    // Back to active: visible again, the new transition's (absent) reason replaces the old one.
+    let got = ok(
+        s,
+        "set_status active",
+        s.set_status(&a, &mid("dep"), Status::Active, None, None)
+            .await,
+    );
+    assert_eq!(
+        (got.status, got.status_reason.as_deref()),
+        (Status::Active, None),
+        "{}: reactivation",
+        s.backend_name()
+    );
+    assert_visible(
+        s,
+        &a,
+        &Filter::default(),
+        &["new", "dep"],
+        "after reactivation",
+    )
+    .await;
+
+    expect_err(
+        s,
+        "set_status of a missing id",
+        ErrorKind::NotFound,
+        s.set_status(&a, &mid("missing"), Status::Deprecated, None, None)
+            .await,
+    );
+    expect_err(
+        s,
+        "set_status through the wrong namespace",
+        ErrorKind::NotFound,
+        s.set_status(&ns("ns-b"), &mid("new"), Status::Forgotten, None, None)
+            .await,
+    );
+    let new = ok(s, "get", s.get(&a, &mid("new")).await);
+    assert_eq!(
+        new.as_ref(),
+        Some(&items[1].0),
+        "{}: failed set_status changes nothing",
+        s.backend_name()
+    );
+}
+
+/// `record_access` increments `access_count` by one and sets `last_accessed_at` for each listed id
+/// of the namespace; unknown ids and other namespaces' ids are ignored.
+pub async fn record_access_counts_and_timestamps(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let mut seen = memory("ns-a", "seen", MemoryKind::Semantic, "accessed");
+    seen.access_count = 4;
+    let unseen = memory("ns-a", "unseen", MemoryKind::Semantic, "not accessed");
+    let foreign = memory("ns-b", "foreign", MemoryKind::Semantic, "other namespace");
+    insert_all(
+        s,
+        &[
+            (seen.clone(), axis(0)),
+            (unseen.clone(), axis(1)),
+            (foreign.clone(), axis(2)),
+        ],
+    )
+    .await;
+
+    let t1 = at(10, 250);
+    ok(
+        s,
+        "record_access",
+        s.record_access(&a, &id_list(&["seen", "missing", "foreign"]), t1)
+            .await,
+    );
+    let got = ok(s, "get", s.get(&a, &seen.id).await).unwrap_or_else(|| panic!("seen vanished"));
+    assert_eq!(
+        (got.access_count, got.last_accessed_at),
+        (5, t1),
+        "{}: after one access",
+        s.backend_name()
+    );
+    let mut rest = seen.clone();
+    rest.access_count = got.access_count;
+    rest.last_accessed_at = got.last_accessed_at;
+    assert_eq!(
+        got,
+        rest,
+        "{}: record_access changes only the usage fields",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&a, &unseen.id).await),
+        Some(unseen),
+        "{}: unlisted memory untouched",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&ns("ns-b"), &foreign.id).await),
+        Some(foreign),
+        "{}: record_access in ns-a must not touch ns-b",
+        s.backend_name()
+    );
+
+    let t2 = at(11, 1);
+    ok(
+        s,
+        "record_access",
+        s.record_access(&a, &id_list(&["seen", "unseen"]), t2).await,
+    );
+    for (id, count) in [("seen", 6), ("unseen", 1)] {
+        let got =
+            ok(s, "get", s.get(&a, &mid(id)).await).unwrap_or_else(|| panic!("{id} vanished"));
+        assert_eq!(
+            (got.access_count, got.last_accessed_at),
+            (count, t2),
+            "{}: {id} after the second access",
+            s.backend_name()
+        );
+    }
+    ok(
+        s,
+        "record_access of nothing",
+        s.record_access(&a, &[], t2).await,
+    );
+}
+
+/// 8 tasks × 25 `record_access` calls on the same memory: exactly 200 increments (no lost
+/// updates), and `last_accessed_at` is one of the instants passed.
+pub async fn record_access_is_atomic_under_concurrency(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let m = memory("ns-a", "hot", MemoryKind::Semantic, "a popular memory");
+    ok(s, "insert", s.insert(&m, &axis(0)).await);
+    let other = memory(
+        "ns-a",
+        "cold",
+        MemoryKind::Semantic,
+        "a memory accessed half as often",
+    );
+    ok(s, "insert", s.insert(&other, &axis(1)).await);
+    let mut tasks = Vec::new();
+    for t in 0..8i64 {
+        let shared = store.shared();
+        tasks.push(tokio::spawn(async move {
+            let a = ns("ns-a");
+            for i in 0..25i64 {
+                let ids = if i % 2 == 0 {
+                    id_list(&["hot", "cold"])
+                } else {
+                    id_list(&["hot"])
+                };
+                shared.record_access(&a, &ids, at(20, t * 100 + i)).await?
+            }
+            Ok(())
+        }));
+    }
+    for task in tasks {
+        match task.await {
+            Ok(r) => ok(s, "concurrent record_access", r),
+            Err(e) => panic!("{}: record_access task panicked: {e}", s.backend_name()),
+        }
+    }
+    let hot = ok(s, "get", s.get(&ns("ns-a"), &mid("hot")).await)
+        .unwrap_or_else(|| panic!("hot vanished"));
+    assert_eq!(
+        hot.access_count,
+        200,
+        "{}: 8 tasks x 25 accesses must count 200 (lost updates?)",
+        s.backend_name()
+    );
+    let cold = ok(s, "get", s.get(&ns("ns-a"), &mid("cold")).await)
+        .unwrap_or_else(|| panic!("cold vanished"));
+    assert_eq!(
+        cold.access_count,
+        8 * 13,
+        "{}: 8 tasks x 13 accesses",
+        s.backend_name()
+    );
+    let used: BTreeSet<_> = (0..8i64)
+        .flat_map(|t| (0..25i64).map(move |i| at(20, t * 100 + i)))
+        .collect();
+    assert!(
+        used.contains(&hot.last_accessed_at),
+        "{}: last_accessed_at {} was never passed",
+        s.backend_name(),
+        hot.last_accessed_at
+    );
+}
+
+/// `add_usefulness` adds the delta (positive or negative), returns the updated memory, is atomic
+/// under concurrency, and is `NotFound` for missing ids and other namespaces.
+pub async fn add_usefulness_accumulates(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let mut m = memory("ns-a", "u", MemoryKind::Semantic, "useful");
+    m.usefulness = 0.5;
+    ok(s, "insert", s.insert(&m, &axis(0)).await);
+    let got = ok(s, "add_usefulness", s.add_usefulness(&a, &m.id, 1.0).await);
+    assert_eq!(got.usefulness, 1.5, "{}: 0.5 + 1", s.backend_name());
+    let got = ok(s, "add_usefulness", s.add_usefulness(&a, &m.id, -2.0).await);
+    assert_eq!(got.usefulness, -0.5, "{}: 1.5 - 2", s.backend_name());
+    let mut want = m.clone();
+    want.usefulness = -0.5;
+    assert_eq!(
+        got,
+        want,
+        "{}: add_usefulness changes only usefulness",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&a, &m.id).await),
+        Some(want),
+        "{}: get after add_usefulness",
+        s.backend_name()
+    );
+
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let shared = store.shared();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                shared.add_usefulness(&ns("ns-a"), &mid("u"), 1.0).await?;
+            }
+            Ok::<(), hindsight_core::Error>(())
+        }));
+    }
+    for task in tasks {
+        match task.await {
+            Ok(r) => ok(s, "concurrent add_usefulness", r),
+            Err(e) => panic!("{}: add_usefulness task panicked: {e}", s.backend_name()),
+        }
+    }
+    let got = ok(s, "get", s.get(&a, &m.id).await).unwrap_or_else(|| panic!("u vanished"));
+    assert_eq!(
+        got.usefulness,
+        39.5,
+        "{}: -0.5 + 4 x 10 x 1 (lost updates?)",
+        s.backend_name()
+    );
+
+    expect_err(
+        s,
+        "add_usefulness of a missing id",
+        ErrorKind::NotFound,
+        s.add_usefulness(&a, &mid("missing"), 1.0).await,
+    );
+    expect_err(
+        s,
+        "add_usefulness through the wrong namespace",
+        ErrorKind::NotFound,
+        s.add_usefulness(&ns("ns-b"), &m.id, 1.0).await,
+    );
+}
+
+/// `purge_forgotten` hard-deletes only `Forgotten` memories of the namespace (restricted to `ids`
+/// when given), returns exactly the deleted ids, and never touches other statuses or namespaces.
+/// Purged memories are gone from get, get_vector, scan and every search path.
+pub async fn purge_forgotten_deletes_only_forgotten(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let b = ns("ns-b");
+    let mut items: Vec<_> = [
+        ("active", Status::Active),
+        ("superseded", Status::Superseded),
+        ("deprecated", Status::Deprecated),
+        ("f1", Status::Forgotten),
+        ("f2", Status::Forgotten),
+        ("f3", Status::Forgotten),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (id, st))| {
+        let (m, v) = tariff(id, i);
+        (m.status(*st), v)
+    })
+    .collect();
+    let (mut fb, vb) = tariff("foreign-f", 6);
+    fb.namespace = b.clone();
+    fb.status = Status::Forgotten;
+    items.push((fb.clone(), vb));
+    insert_all(s, &items).await;
+
+    let deleted = ok(
+        s,
+        "purge_forgotten(ids)",
+        s.purge_forgotten(&a, Some(&id_list(&["f2", "missing", "foreign-f"])))
+            .await,
+    );
+    assert_eq!(
+        sorted(deleted),
+        id_list(&["f2"]),
+        "{}: purge restricted to ids",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&a, &mid("f2")).await),
+        None,
+        "{}: purged f2 is gone",
+        s.backend_name()
+    );
+    assert!(
+        ok(s, "get", s.get(&a, &mid("f1")).await).is_some(),
+        "{}: f1 was not listed",
+        s.backend_name()
+    );
+
+    // Listing a non-forgotten memory: either skipped or refused with Conflict, never deleted.
+    match s
+        .purge_forgotten(&a, Some(&id_list(&["active", "superseded"])))
+        .await
+    {
+        Ok(deleted) => assert!(
+            deleted.is_empty(),
+            "{}: purge of non-forgotten ids deleted {deleted:?}",
+            s.backend_name()
+        ),
+        Err(e) => assert_eq!(
+            e.kind,
+            ErrorKind::Conflict,
+            "{}: purge of non-forgotten ids: {}",
+            s.backend_name(),
+            e.message
+        ),
+    }
+
+    let deleted = ok(s, "purge_forgotten(all)", s.purge_forgotten(&a, None).await);
+    assert_eq!(
+        sorted(deleted),
+        id_list(&["f1", "f3"]),
+        "{}: purge of the whole namespace",
+        s.backend_name()
+    );
+    let again = ok(
+        s,
+        "purge_forgotten again",
+        s.purge_forgotten(&a, None).await,
+    );
+    assert!(
+        again.is_empty(),
+        "{}: a second purge deletes nothing: {again:?}",
+        s.backend_name()
+    );
+
+    for (m, _) in &items[..3] {
+        assert_eq!(
+            ok(s, "get", s.get(&a, &m.id).await).as_ref(),
+            Some(m),
+            "{}: {} must be untouched",
+            s.backend_name(),
+            m.id
+        );
+    }
+    for id in ["f1", "f2", "f3"] {
+        assert_eq!(
+            ok(s, "get", s.get(&a, &mid(id)).await),
+            None,
+            "{}: {id} purged",
+            s.backend_name()
+        );
+        assert_eq!(
+            ok(s, "get_vector", s.get_vector(&a, &mid(id)).await),
+            None,
+            "{}: {id}'s vector purged",
+            s.backend_name()
+        );
+    }
+    assert_eq!(
+        ok(s, "get", s.get(&b, &fb.id).await),
+        Some(fb),
+        "{}: ns-b's forgotten memory must survive",
+        s.backend_name()
+    );
+    let scanned: Vec<_> = ok(s, "scan", s.scan(&a, None, 100).await)
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(
+        scanned,
+        id_list(&["active", "deprecated", "superseded"]),
+        "{}: scan after purge",
+        s.backend_name()
+    );
+    assert_visible(
+        s,
+        &a,
+        &statuses(Status::ALL),
+        &["active", "superseded", "deprecated"],
+        "after purge",
+    )
+    .await;
+    assert_visible(
+        s,
+        &b,
+        &statuses(Status::ALL),
+        &["foreign-f"],
+        "other namespace after purge",
+    )
+    .await;
+    let stats = ok(s, "stats", s.stats().await);
+    assert_eq!(
+        (stats.memories, stats.active),
+        (4, 1),
+        "{}: stats after purge",
+        s.backend_name()
+    );
+}

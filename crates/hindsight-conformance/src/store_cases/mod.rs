@@ -1,0 +1,25 @@
+//! The [`Store`](hindsight_core::Store) cases. Each takes a [`StoreFactory`](crate::StoreFactory),
+//! opens fresh stores through it and panics with `<backend>: <what>` on the first violation.
+//! [`store_conformance_tests!`](crate::store_conformance_tests) runs every one of them.
+
+mod crud;
+mod isolation;
+mod lifecycle;
+mod search;
+
+pub use crud::{
+    duplicate_id_in_other_namespace_conflicts, duplicate_insert_conflicts_and_keeps_original,
+    get_many_keeps_order_and_skips_missing, insert_batch_is_all_or_nothing,
+    insert_get_roundtrip_preserves_every_field, namespaces_stats_and_flush, scan_pages_in_id_order,
+    update_applies_patch, wrong_dimension_is_embedding_mismatch,
+};
+pub use isolation::namespace_isolation_holds_for_random_stores;
+pub use lifecycle::{
+    add_usefulness_accumulates, purge_forgotten_deletes_only_forgotten,
+    record_access_counts_and_timestamps, record_access_is_atomic_under_concurrency,
+    set_status_transitions_and_visibility,
+};
+pub use search::{
+    filters_agree_with_reference_semantics, keyword_search_words_cjk_identifiers,
+    structured_search_signals_and_ranking, vector_search_ranks_by_cosine,
+};

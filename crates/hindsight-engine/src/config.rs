@@ -1,0 +1,67 @@
+//! Engine and retrieval configuration.
+
+use hindsight_retrieval::{FusionMethod, RankingFactors};
+use serde::{Deserialize, Serialize};
+
+/// How a search is run: which paths, how they are fused, which ranking factors apply.
+/// The eval harness builds one per setup; the server uses [`RetrievalConfig::default`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RetrievalConfig {
+    pub vector: bool,
+    pub keyword: bool,
+    pub structured: bool,
+    pub fusion: FusionMethod,
+    pub factors: RankingFactors,
+    /// Candidates fetched per path = `depth_multiplier * top_k` (at least `min_depth`).
+    pub depth_multiplier: usize,
+    pub min_depth: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            vector: true,
+            keyword: true,
+            structured: true,
+            fusion: FusionMethod::default(),
+            factors: RankingFactors::default(),
+            depth_multiplier: 3,
+            min_depth: 15,
+        }
+    }
+}
+
+impl RetrievalConfig {
+    pub fn depth(&self, top_k: usize) -> usize {
+        (top_k * self.depth_multiplier).max(self.min_depth)
+    }
+}
+
+/// Write-pipeline settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WriteConfig {
+    /// Cosine at or above which a new memory is a duplicate of an active one (same namespace and kind).
+    pub dedup_threshold: f32,
+    /// Lower bound of the conflict band `[conflict_threshold, dedup_threshold)`.
+    pub conflict_threshold: f32,
+    /// How many similar memories the conflict judge looks at.
+    pub conflict_candidates: usize,
+    /// Importance when neither an explicit value nor signals are given.
+    pub default_importance: f32,
+    /// Longest content accepted, in characters.
+    pub max_content_chars: usize,
+}
+
+impl Default for WriteConfig {
+    fn default() -> Self {
+        WriteConfig {
+            dedup_threshold: 0.9,
+            conflict_threshold: 0.7,
+            conflict_candidates: 3,
+            default_importance: 0.5,
+            max_content_chars: 8_000,
+        }
+    }
+}

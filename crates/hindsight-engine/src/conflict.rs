@@ -1,0 +1,171 @@
+//! Conflict judgement for memories in the similarity band below the dedup threshold.
+
+use std::fmt;
+
+use hindsight_core::Memory;
+use serde::{Deserialize, Serialize};
+
+/// Whether a new memory adds to an existing one or contradicts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictDecision {
+    /// Keep both (the new one adds detail).
+    Supplement,
+    /// The new one replaces the old one: the old is marked `superseded` (kept, linked, revertible).
+    Contradict,
+}
+
+/// Decides supplement vs contradict for a similar pair. Pluggable: rule-based by default, an LLM
+/// judge can implement the same trait.
+pub trait ConflictJudge: Send + Sync + fmt::Debug {
+    fn judge(&self, existing: &Memory, new_content: &str, similarity: f32) -> ConflictDecision;
+}
+
+/// Rule-based judge using change, negation, antonym and changed-value cues in English and Chinese.
+///
+/// It answers `Contradict` when the new text
+/// - carries an explicit change cue ("switched to", "no longer", "now prefers", "改喝", "不再",
+///   "换成", "改为"), or
+/// - flips polarity against the old text (negation present in exactly one of the two, e.g.
+///   "likes coffee" vs "doesn't like coffee"; "喜欢" vs "不喜欢"), or
+/// - uses the antonym of a word in the old text (enable/disable, increase/decrease, high/low,
+///   allow/deny, 开启/关闭, 增加/减少, 高/低), or
+/// - states a different value for the same numeric slot (both texts share their wording except for
+///   numbers, and a number differs: "limit is 60/min" vs "limit is 100/min").
+///
+/// Otherwise `Supplement`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RuleJudge;
+
+const CHANGE_CUES: &[&str] = &[
+    "switched to", "switch to", "changed to", "change to", "no longer", "not anymore", "any more",
+    "anymore", "now prefers", "now prefer", "instead of", "moved to", "replaced", "from now on",
+    "stopped", "quit ", "gave up", "updated to", "is now", "are now", "now uses", "now use",
+    "改喝", "改用", "改成", "改为", "换成", "换了", "不再", "已经不", "现在改", "现在喜欢", "戒了", "更新为", "调整为",
+];
+
+const NEGATIONS_EN: &[&str] = &["not ", "n't ", "never ", "no ", "without ", "dislike", "hate"];
+const NEGATIONS_ZH: &[&str] = &["不", "没", "别", "勿", "无需", "讨厌"];
+
+const ANTONYMS: &[(&str, &str)] = &[
+    ("enable", "disable"), ("enabled", "disabled"), ("increase", "decrease"), ("high", "low"),
+    ("higher", "lower"), ("allow", "deny"), ("allowed", "denied"), ("on", "off"), ("open", "close"),
+    ("accept", "reject"), ("like", "dislike"), ("start", "stop"), ("add", "remove"), ("up", "down"),
+    ("before", "after"), ("morning", "evening"), ("true", "false"), ("yes", "no"),
+    ("开启", "关闭"), ("打开", "关闭"), ("增加", "减少"), ("提高", "降低"), ("高", "低"), ("允许", "禁止"),
+    ("喜欢", "讨厌"), ("上调", "下调"), ("启用", "停用"), ("早上", "晚上"),
+];
+
+fn words(s: &str) -> Vec<String> {
+    s.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect()
+}
+
+fn has_negation(s: &str) -> bool {
+    let lower = format!("{} ", s.to_lowercase());
+    NEGATIONS_EN.iter().any(|n| lower.contains(n)) || NEGATIONS_ZH.iter().any(|n| s.contains(n))
+}
+
+fn contains_term(text: &str, words: &[String], term: &str) -> bool {
+    if term.is_ascii() { words.iter().any(|w| w == term) } else { text.contains(term) }
+}
+
+/// Words with digits removed, for "same sentence, different number" detection.
+fn skeleton(s: &str) -> (Vec<String>, Vec<String>) {
+    let mut text = Vec::new();
+    let mut nums = Vec::new();
+    for w in words(s) {
+        if w.chars().any(|c| c.is_ascii_digit()) {
+            nums.push(w.chars().filter(char::is_ascii_digit).collect());
+        } else {
+            text.push(w);
+        }
+    }
+    (text, nums)
+}
+
+impl ConflictJudge for RuleJudge {
+    fn judge(&self, existing: &Memory, new_content: &str, _similarity: f32) -> ConflictDecision {
+        let old = existing.content.as_str();
+        let new_lower = new_content.to_lowercase();
+        if CHANGE_CUES.iter().any(|c| new_lower.contains(c)) {
+            return ConflictDecision::Contradict;
+        }
+        if has_negation(old) != has_negation(new_content) {
+            return ConflictDecision::Contradict;
+        }
+        let (ow, nw) = (words(old), words(new_content));
+        for (a, b) in ANTONYMS {
+            let (oa, ob) = (contains_term(old, &ow, a), contains_term(old, &ow, b));
+            let (na, nb) = (contains_term(new_content, &nw, a), contains_term(new_content, &nw, b));
+            if (oa && !ob && nb && !na) || (ob && !oa && na && !nb) {
+                return ConflictDecision::Contradict;
+            }
+        }
+        let (ot, on) = skeleton(old);
+        let (nt, nn) = skeleton(new_content);
+        if !on.is_empty() && !nn.is_empty() && on != nn {
+            let shared = ot.iter().filter(|w| nt.contains(w)).count();
+            let overlap = shared as f64 / ot.len().max(nt.len()).max(1) as f64;
+            if overlap >= 0.6 {
+                return ConflictDecision::Contradict;
+            }
+        }
+        ConflictDecision::Supplement
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::{MemoryId, MemoryKind, Namespace, Source, Status};
+
+    fn mem(content: &str) -> Memory {
+        Memory {
+            id: MemoryId::from("old"),
+            namespace: Namespace::default(),
+            kind: MemoryKind::Semantic,
+            content: content.into(),
+            tags: vec![],
+            context: String::new(),
+            entities: Default::default(),
+            importance: 0.5,
+            source: Source::User,
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            last_accessed_at: chrono::DateTime::UNIX_EPOCH,
+            access_count: 0,
+            usefulness: 0.0,
+            status: Status::Active,
+            status_reason: None,
+            superseded_by: None,
+            task_id: None,
+            task_type: None,
+            outcome: None,
+            embedding_model: "t".into(),
+        }
+    }
+
+    fn check(old: &str, new: &str, expect: ConflictDecision) {
+        assert_eq!(RuleJudge.judge(&mem(old), new, 0.8), expect, "{old:?} -> {new:?}");
+    }
+
+    #[test]
+    fn contradictions() {
+        use ConflictDecision::Contradict;
+        check("The user likes coffee in the morning", "The user switched to tea in the morning", Contradict);
+        check("用户喜欢喝咖啡", "用户最近改喝茶了", Contradict);
+        check("User likes spicy food", "User doesn't like spicy food", Contradict);
+        check("用户喜欢辣的", "用户不喜欢辣的", Contradict);
+        check("Enable retries on the payment client", "Disable retries on the payment client", Contradict);
+        check("The API limit is 60 calls per minute", "The API limit is 100 calls per minute", Contradict);
+        check("把超时时间增加到30秒", "把超时时间减少到10秒", Contradict);
+    }
+
+    #[test]
+    fn supplements() {
+        use ConflictDecision::Supplement;
+        check("The user likes coffee", "The user likes coffee with oat milk", Supplement);
+        check("Deploys go through the staging cluster first", "Deploys to staging need a green CI run", Supplement);
+        check("用户喜欢喝咖啡", "用户喜欢喝咖啡，尤其是拿铁", Supplement);
+        check("Order 5512 shipped via SF Express", "Customer asked about delivery time for order 5512", Supplement);
+    }
+}

@@ -1,0 +1,532 @@
+//! The engine: write pipeline and read pipeline over a [`Store`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use hindsight_core::{
+    AllowAll, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory,
+    PathHits, PathKind, Result, Status, Store, WriteGuard, decay, index_text,
+};
+use hindsight_embed::{CacheStats, CachedEmbedder, Embedder};
+use hindsight_retrieval::{FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand};
+use serde::{Deserialize, Serialize};
+use tracing::{debug, info};
+
+use crate::config::{RetrievalConfig, WriteConfig};
+use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
+
+/// Result of one write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoreOutcome {
+    /// The new memory's id, or the existing duplicate's id when `deduplicated`.
+    pub id: MemoryId,
+    pub deduplicated: bool,
+    /// Older memories this one contradicted (now `superseded`, linked to `id`).
+    pub superseded: Vec<MemoryId>,
+    /// Similar memories this one supplements (both kept).
+    pub related: Vec<MemoryId>,
+    /// The guard's verdict name (`allow`, `redact`, `quarantine`).
+    pub guard: String,
+    pub status: Status,
+}
+
+/// A search request. `now` defaults to the wall clock; evaluation passes the logged query time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchRequest {
+    pub namespace: Namespace,
+    pub query: String,
+    pub top_k: usize,
+    pub filter: Filter,
+    pub now: Option<DateTime<Utc>>,
+    /// Count the returned hits as accessed (access_count, last_accessed_at).
+    pub record_access: bool,
+}
+
+/// Per-path evidence for one hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathEvidence {
+    pub path: PathKind,
+    pub rank: usize,
+    pub raw_score: f32,
+    pub normalized: f64,
+}
+
+/// Why a hit scored what it scored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    pub paths: Vec<PathEvidence>,
+    pub fused_score: f64,
+    pub factors: FactorBreakdown,
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub memory: Memory,
+    pub score: f64,
+    pub found_by: Vec<PathKind>,
+    /// A warning or a failed task: "this approach failed last time".
+    pub failure: bool,
+    /// Older than two half-lives of its kind: "may be stale".
+    pub stale: bool,
+    pub explanation: Explanation,
+}
+
+/// A search's results plus what the query rules extracted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    pub hits: Vec<SearchHit>,
+    pub understanding: QueryUnderstanding,
+}
+
+/// Every path's raw candidates for one query plus the memories they refer to: the input of the
+/// pure ranking step. The eval harness computes these once per query and ranks them under many
+/// setups.
+#[derive(Clone, Debug, Default)]
+pub struct Candidates {
+    pub lists: [PathHits; 3],
+    pub memories: HashMap<MemoryId, Memory>,
+    pub understanding: QueryUnderstanding,
+    pub now: DateTime<Utc>,
+}
+
+impl Candidates {
+    /// Ranks the candidates under `config`, using at most `depth` hits of each path (pure: no IO,
+    /// no store access). Path lists are best first, so a prefix is exactly what a search with that
+    /// depth would have fetched.
+    pub fn rank(&self, config: &RetrievalConfig, depth: usize) -> Vec<RankedHit> {
+        let enabled = [config.vector, config.keyword, config.structured];
+        let lists: Vec<(PathKind, &[hindsight_core::PathHit])> = PathKind::ALL
+            .into_iter()
+            .filter(|p| enabled[p.index()])
+            .map(|p| {
+                let list = &self.lists[p.index()];
+                (p, &list[..depth.min(list.len())])
+            })
+            .collect();
+        let fused: Vec<FusedHit> = fuse(&lists, &config.fusion);
+        rank(fused, |id| self.memories.get(id), &config.factors, self.now)
+    }
+}
+
+/// The write and read pipelines. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Engine {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    query_embedder: Arc<CachedEmbedder<Arc<dyn Embedder>>>,
+    judge: Arc<dyn ConflictJudge>,
+    guard: Arc<dyn WriteGuard>,
+    write: WriteConfig,
+    retrieval: RetrievalConfig,
+    /// Serialises dedup-check + insert per namespace (no duplicate active memories under
+    /// concurrent writers of this process).
+    ns_locks: Mutex<HashMap<Namespace, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Builder-style construction.
+#[derive(Debug)]
+pub struct EngineBuilder {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    judge: Arc<dyn ConflictJudge>,
+    guard: Arc<dyn WriteGuard>,
+    write: WriteConfig,
+    retrieval: RetrievalConfig,
+    query_cache: usize,
+}
+
+impl EngineBuilder {
+    pub fn judge(mut self, judge: Arc<dyn ConflictJudge>) -> Self {
+        self.judge = judge;
+        self
+    }
+    pub fn guard(mut self, guard: Arc<dyn WriteGuard>) -> Self {
+        self.guard = guard;
+        self
+    }
+    pub fn write_config(mut self, c: WriteConfig) -> Self {
+        self.write = c;
+        self
+    }
+    pub fn retrieval_config(mut self, c: RetrievalConfig) -> Self {
+        self.retrieval = c;
+        self
+    }
+    /// Capacity of the query-embedding LRU cache (0 disables caching).
+    pub fn query_cache(mut self, capacity: usize) -> Self {
+        self.query_cache = capacity;
+        self
+    }
+    /// Fails with `EmbeddingMismatch` when the embedder's space differs from the store's.
+    pub fn build(self) -> Result<Engine> {
+        let (es, ss) = (self.embedder.space(), self.store.embedding_space().clone());
+        if es != ss {
+            return Err(Error::new(
+                ErrorKind::EmbeddingMismatch,
+                format!("the store holds vectors of {ss} but the embedder produces {es}; run `hindsight reembed` to rebuild the vectors"),
+            ));
+        }
+        Ok(Engine {
+            query_embedder: Arc::new(CachedEmbedder::new(self.embedder.clone(), self.query_cache)),
+            store: self.store,
+            embedder: self.embedder,
+            judge: self.judge,
+            guard: self.guard,
+            write: self.write,
+            retrieval: self.retrieval,
+            ns_locks: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+fn embed_err(e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Embedding, format!("embedding failed: {e}"))
+}
+
+fn new_id() -> MemoryId {
+    MemoryId(uuid::Uuid::now_v7().to_string())
+}
+
+impl Engine {
+    pub fn builder(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) -> EngineBuilder {
+        EngineBuilder {
+            store,
+            embedder,
+            judge: Arc::new(RuleJudge),
+            guard: Arc::new(AllowAll),
+            write: WriteConfig::default(),
+            retrieval: RetrievalConfig::default(),
+            query_cache: 4096,
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+    pub fn retrieval_config(&self) -> &RetrievalConfig {
+        &self.retrieval
+    }
+    pub fn write_config(&self) -> &WriteConfig {
+        &self.write
+    }
+    pub fn query_cache_stats(&self) -> CacheStats {
+        self.query_embedder.stats()
+    }
+
+    /// Embeds documents off the async runtime.
+    pub async fn embed_documents(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let embedder = self.embedder.clone();
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            embedder.embed(&refs).map_err(embed_err)
+        })
+        .await
+        .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
+    }
+
+    /// Embeds many queries in batches into the query cache (evaluation replays a whole log).
+    pub async fn warm_query_cache(&self, queries: Vec<String>, batch: usize) -> Result<()> {
+        let cached = self.query_embedder.clone();
+        let batch = batch.max(1);
+        tokio::task::spawn_blocking(move || {
+            for chunk in queries.chunks(batch) {
+                let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+                cached.embed(&refs).map_err(embed_err)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
+    }
+
+    /// Embeds a query through the LRU cache, off the async runtime.
+    pub async fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let cached = self.query_embedder.clone();
+        let text = text.to_owned();
+        tokio::task::spawn_blocking(move || cached.embed_one(&text).map_err(embed_err))
+            .await
+            .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
+    }
+
+    fn ns_lock(&self, ns: &Namespace) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = match self.ns_locks.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        map.entry(ns.clone()).or_default().clone()
+    }
+
+    fn validate_new(&self, new: &NewMemory) -> Result<()> {
+        new.validate()?;
+        if new.kind == MemoryKind::Working {
+            return Err(Error::invalid("kind", "working memory is session state: use the working-memory API"));
+        }
+        let n = new.content.chars().count();
+        if n > self.write.max_content_chars {
+            return Err(Error::invalid("content", format!("{n} characters exceeds the limit of {}", self.write.max_content_chars)));
+        }
+        Ok(())
+    }
+
+    fn materialize(&self, new: &NewMemory, id: MemoryId, content: String, status: Status, reason: Option<String>, now: DateTime<Utc>) -> Memory {
+        let created_at = new.created_at.unwrap_or(now);
+        let importance = new.resolved_importance(self.write.default_importance);
+        let kind = if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
+            MemoryKind::Warning
+        } else {
+            new.kind
+        };
+        Memory {
+            id,
+            namespace: new.namespace.clone(),
+            kind,
+            content,
+            tags: new.tags.clone(),
+            context: new.context.clone(),
+            entities: new.entities.clone(),
+            importance,
+            source: new.source,
+            created_at,
+            last_accessed_at: created_at,
+            access_count: 0,
+            usefulness: 0.0,
+            status,
+            status_reason: reason,
+            superseded_by: None,
+            task_id: new.task_id.clone(),
+            task_type: new.task_type,
+            outcome: new.outcome,
+            embedding_model: self.embedder.space().model,
+        }
+    }
+
+    /// The write pipeline: validate -> guard -> embed -> dedup/conflict -> persist -> index.
+    pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
+        self.validate_new(&new)?;
+        let decision = self.guard.check(&new);
+        let (content, status, reason) = match &decision {
+            GuardDecision::Allow => (new.content.clone(), Status::Active, None),
+            GuardDecision::Redact { content, .. } => (content.clone(), Status::Active, None),
+            GuardDecision::Quarantine { reason, categories, .. } => {
+                (new.content.clone(), Status::Quarantined, Some(format!("guard: {reason} [{}]", categories.join(", "))))
+            }
+            GuardDecision::Reject { reason, categories, .. } => {
+                return Err(Error::new(ErrorKind::Rejected, format!("write rejected by the guard: {reason} [{}]", categories.join(", "))));
+            }
+        };
+        let vector = self
+            .embed_documents(vec![index_text(&content, &new.context)])
+            .await?
+            .pop()
+            .ok_or_else(|| embed_err("embedder returned no vector"))?;
+
+        let lock = self.ns_lock(&new.namespace);
+        let _guard = lock.lock().await;
+        if let Some(id) = &new.id
+            && self.store.get(&new.namespace, id).await?.is_some()
+        {
+            return Err(Error::conflict(format!("a memory with id {id} already exists in namespace {}", new.namespace)));
+        }
+
+        let mut superseded = Vec::new();
+        let mut related = Vec::new();
+        if status == Status::Active {
+            let kind = self.materialize(&new, MemoryId::from(""), String::new(), status, None, now).kind;
+            let filter = Filter { kinds: vec![kind], ..Filter::default() };
+            let similar = self.store.vector_search(&new.namespace, &vector, self.write.conflict_candidates.max(1), &filter).await?;
+            if let Some(top) = similar.first().filter(|h| h.score >= self.write.dedup_threshold) {
+                self.store.record_access(&new.namespace, std::slice::from_ref(&top.id), now).await?;
+                info!(namespace = %new.namespace, existing = %top.id, similarity = top.score, "deduplicated write");
+                return Ok(StoreOutcome {
+                    id: top.id.clone(),
+                    deduplicated: true,
+                    superseded,
+                    related,
+                    guard: decision.name().to_owned(),
+                    status: Status::Active,
+                });
+            }
+            let band: Vec<_> = similar.iter().filter(|h| h.score >= self.write.conflict_threshold).collect();
+            if !band.is_empty() {
+                let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
+                let olds = self.store.get_many(&new.namespace, &ids).await?;
+                for (old, hit) in olds.iter().zip(&band) {
+                    match self.judge.judge(old, &content, hit.score) {
+                        ConflictDecision::Contradict => superseded.push(old.id.clone()),
+                        ConflictDecision::Supplement => related.push(old.id.clone()),
+                    }
+                }
+            }
+        }
+
+        let id = new.id.clone().unwrap_or_else(new_id);
+        let memory = self.materialize(&new, id.clone(), content, status, reason, now);
+        self.store.insert(&memory, &vector).await?;
+        for old in &superseded {
+            self.store
+                .set_status(&new.namespace, old, Status::Superseded, Some("contradicted by a newer memory"), Some(&id))
+                .await?;
+        }
+        info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
+        Ok(StoreOutcome { id, deduplicated: false, superseded, related, guard: decision.name().to_owned(), status: memory.status })
+    }
+
+    /// Bulk import without dedup or conflict handling (datasets, restores): each record is
+    /// validated and guarded, embedded in batches of `batch`, and inserted in one transaction per
+    /// batch. Records must carry ids when the caller needs them stable.
+    pub async fn import(&self, records: Vec<NewMemory>, batch: usize, now: DateTime<Utc>, mut progress: impl FnMut(usize)) -> Result<Vec<MemoryId>> {
+        let mut ids = Vec::with_capacity(records.len());
+        for chunk in records.chunks(batch.max(1)) {
+            let mut prepared = Vec::with_capacity(chunk.len());
+            for new in chunk {
+                self.validate_new(new)?;
+                let (content, status, reason) = match self.guard.check(new) {
+                    GuardDecision::Allow => (new.content.clone(), new.status.unwrap_or_default(), None),
+                    GuardDecision::Redact { content, .. } => (content, new.status.unwrap_or_default(), None),
+                    GuardDecision::Quarantine { reason, .. } => (new.content.clone(), Status::Quarantined, Some(reason)),
+                    GuardDecision::Reject { reason, .. } => {
+                        return Err(Error::new(ErrorKind::Rejected, format!("record {:?} rejected by the guard: {reason}", new.id)));
+                    }
+                };
+                let id = new.id.clone().unwrap_or_else(new_id);
+                prepared.push(self.materialize(new, id, content, status, reason, now));
+            }
+            let texts = prepared.iter().map(Memory::index_text).collect();
+            let vectors = self.embed_documents(texts).await?;
+            let items: Vec<(Memory, Vec<f32>)> = prepared.into_iter().zip(vectors).collect();
+            ids.extend(items.iter().map(|(m, _)| m.id.clone()));
+            self.store.insert_batch(&items).await?;
+            progress(items.len());
+        }
+        Ok(ids)
+    }
+
+    /// Runs the three paths and collects their raw candidates (`depth` per path).
+    pub async fn candidates(&self, req: &SearchRequest, depth: usize, config: &RetrievalConfig) -> Result<Candidates> {
+        let now = req.now.unwrap_or_else(Utc::now);
+        let ns = &req.namespace;
+        let understanding = understand(&req.query, now);
+        let mut lists: [PathHits; 3] = Default::default();
+        if config.vector {
+            let q = self.embed_query(&req.query).await?;
+            lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
+        }
+        if config.keyword {
+            lists[1] = self.store.keyword_search(ns, &req.query, depth, &req.filter).await?;
+        }
+        if config.structured && !understanding.structured.is_empty() {
+            lists[2] = self.store.structured_search(ns, &understanding.structured, depth, &req.filter).await?;
+        }
+        let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        let memories = self.store.get_many(ns, &ids).await?.into_iter().map(|m| (m.id.clone(), m)).collect();
+        for p in PathKind::ALL {
+            let top: Vec<(&str, f32)> = lists[p.index()].iter().take(10).map(|h| (h.id.as_str(), h.score)).collect();
+            debug!(path = %p, query = %req.query, hits = lists[p.index()].len(), ?top, "path results");
+        }
+        Ok(Candidates { lists, memories, understanding, now })
+    }
+
+    /// The read pipeline with the engine's retrieval config.
+    pub async fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        self.search_with(req, &self.retrieval).await
+    }
+
+    /// The read pipeline with an explicit retrieval config.
+    pub async fn search_with(&self, req: &SearchRequest, config: &RetrievalConfig) -> Result<SearchResponse> {
+        if req.query.trim().is_empty() {
+            return Err(Error::invalid("query", "must not be empty"));
+        }
+        let top_k = if req.top_k == 0 { 5 } else { req.top_k };
+        let depth = config.depth(top_k);
+        let cands = self.candidates(req, depth, config).await?;
+        let ranked = cands.rank(config, depth);
+        let mut hits = Vec::with_capacity(top_k);
+        for r in ranked.into_iter().take(top_k) {
+            let Some(memory) = cands.memories.get(&r.fused.id).cloned() else { continue };
+            let half_life = config.factors.decay.unwrap_or_default().half_life(memory.kind);
+            let stale = memory.kind == MemoryKind::Semantic
+                && decay::age_days(memory.created_at, cands.now) > 2.0 * half_life;
+            let paths = PathKind::ALL
+                .into_iter()
+                .filter_map(|p| {
+                    r.fused.path(p).map(|c| PathEvidence { path: p, rank: c.rank, raw_score: c.raw, normalized: c.normalized })
+                })
+                .collect();
+            hits.push(SearchHit {
+                failure: memory.is_failure(),
+                stale,
+                found_by: r.fused.found_by(),
+                score: r.score,
+                explanation: Explanation { paths, fused_score: r.fused.score, factors: r.factors },
+                memory,
+            });
+        }
+        let fused: Vec<(&str, f64)> = hits.iter().map(|h| (h.memory.id.as_str(), h.score)).collect();
+        debug!(query = %req.query, ?fused, "fused result");
+        if req.record_access && !hits.is_empty() {
+            let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
+            self.store.record_access(&req.namespace, &ids, cands.now).await?;
+        }
+        Ok(SearchResponse { hits, understanding: cands.understanding })
+    }
+
+    /// Updates fields of a memory; re-embeds when content or context change.
+    pub async fn update(&self, ns: &Namespace, id: &MemoryId, patch: &MemoryPatch) -> Result<Memory> {
+        patch.validate()?;
+        if patch.is_empty() {
+            return Err(Error::invalid("fields", "nothing to update"));
+        }
+        let current = self.store.get(ns, id).await?.ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let vector = if patch.changes_text() {
+            let mut next = current.clone();
+            patch.apply(&mut next);
+            self.embed_documents(vec![next.index_text()]).await?.pop()
+        } else {
+            None
+        };
+        let updated = self.store.update(ns, id, patch, vector.as_deref()).await?;
+        info!(namespace = %ns, %id, "updated memory");
+        Ok(updated)
+    }
+
+    /// Soft delete: status `forgotten` with a reason. Purge hard-deletes later.
+    pub async fn forget(&self, ns: &Namespace, id: &MemoryId, reason: &str) -> Result<Memory> {
+        if reason.trim().is_empty() {
+            return Err(Error::invalid("reason", "a reason is required to forget a memory"));
+        }
+        let m = self.store.set_status(ns, id, Status::Forgotten, Some(reason), None).await?;
+        info!(namespace = %ns, %id, reason, "forgot memory");
+        Ok(m)
+    }
+
+    /// Restores a superseded, deprecated or forgotten memory to `active`.
+    pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
+        let m = self.store.get(ns, id).await?.ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        if m.status == Status::Active {
+            return Ok(m);
+        }
+        let m = self.store.set_status(ns, id, Status::Active, Some(&format!("reverted from {}", m.status)), None).await?;
+        info!(namespace = %ns, %id, "reverted memory to active");
+        Ok(m)
+    }
+
+    /// Hard-deletes forgotten memories (only those), logged.
+    pub async fn purge(&self, ns: &Namespace) -> Result<Vec<MemoryId>> {
+        let purged = self.store.purge_forgotten(ns, None).await?;
+        info!(namespace = %ns, count = purged.len(), "purged forgotten memories");
+        Ok(purged)
+    }
+
+    /// Usefulness feedback: +1 when the memory helped, -1 otherwise.
+    pub async fn feedback(&self, ns: &Namespace, id: &MemoryId, useful: bool) -> Result<Memory> {
+        self.store.add_usefulness(ns, id, if useful { 1.0 } else { -1.0 }).await
+    }
+}

@@ -1,0 +1,24 @@
+//! The write and read pipelines of hindsight, over any [`hindsight_core::Store`].
+//!
+//! - [`Engine`] owns a store, an embedder (with a query-embedding LRU cache), a
+//!   [`hindsight_core::WriteGuard`] and a [`ConflictJudge`]. Its write pipeline
+//!   ([`Engine::store_memory`]) is *validate -> guard -> embed -> dedup/conflict -> persist -> index*:
+//!   a near-duplicate (cosine >= [`WriteConfig::dedup_threshold`]) is not inserted, the existing
+//!   memory is refreshed and its id returned with `deduplicated: true`; in the conflict band the
+//!   judge decides supplement (keep both) or contradict (the old memory becomes `superseded`,
+//!   linked to the new one, revertible).
+//! - The read pipeline ([`Engine::search`]) runs the three paths ([`Engine::candidates`]) and ranks
+//!   the [`Candidates`] with fusion and ranking factors ([`RetrievalConfig`]); every [`SearchHit`]
+//!   says which paths found it and carries an [`Explanation`].
+//! - [`RuleJudge`] is the default conflict judge (EN + ZH cues); [`InProcessWorkingMemory`] the
+//!   default working memory.
+
+mod config;
+mod conflict;
+mod engine;
+mod working;
+
+pub use config::{RetrievalConfig, WriteConfig};
+pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge};
+pub use engine::{Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest, SearchResponse, StoreOutcome};
+pub use working::InProcessWorkingMemory;

@@ -1,0 +1,350 @@
+//! Replays a dataset's query log through the engine under every setup and builds the summary.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use chrono::Utc;
+use hindsight_core::{Filter, Namespace};
+use hindsight_dataset::Dataset;
+use hindsight_engine::{Candidates, Engine, RetrievalConfig, SearchRequest};
+use hindsight_eval::{
+    BootstrapConfig, Counts, EmbedderInfo, GridPoint, HalfLifePoint, Metric, PerQueryMetrics, PermutationConfig, Qrels,
+    QueryTags, Run, SetupReport, Significance, Summary, Timing, TunedFold, Tuning, cross_validate, evaluate,
+    evaluate_query, simplex_grid,
+};
+use hindsight_retrieval::{FusionMethod, Normalization, PathWeights};
+use tracing::info;
+
+use crate::HarnessError;
+use crate::setups::Setup;
+
+/// Scenario tags whose queries depend on time; the half-life sweep is scored on them.
+pub const TIME_SENSITIVE_TAGS: &[&str] = &["time-scoped", "stale", "superseded"];
+
+/// Knobs of one evaluation.
+#[derive(Clone, Debug)]
+pub struct EvalOptions {
+    /// A deterministic ~40 % subset of the queries, 3 folds: fast enough for CI.
+    pub quick: bool,
+    pub folds: usize,
+    pub grid_step: f64,
+    /// Results per query a setup returns (metrics look at the top 10; runs keep all).
+    pub top_k: usize,
+    /// Hits per query written to the TREC runs.
+    pub run_depth: usize,
+    pub half_lives: Vec<f64>,
+    pub bootstrap: BootstrapConfig,
+    pub permutation: PermutationConfig,
+    pub seed: u64,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            quick: false,
+            folds: 5,
+            grid_step: 0.1,
+            top_k: 10,
+            run_depth: 100,
+            half_lives: vec![7.0, 14.0, 30.0, 60.0, 90.0, 180.0, 365.0],
+            bootstrap: BootstrapConfig::default(),
+            permutation: PermutationConfig::default(),
+            seed: hindsight_eval::DEFAULT_SEED,
+        }
+    }
+}
+
+impl EvalOptions {
+    pub fn quick() -> Self {
+        EvalOptions { quick: true, folds: 3, ..EvalOptions::default() }
+    }
+}
+
+/// Stages reported to the progress callback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Ingest,
+    Retrieve,
+    Rank,
+    Tune,
+}
+
+impl Stage {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Ingest => "embedding memories",
+            Stage::Retrieve => "retrieving candidates",
+            Stage::Rank => "ranking setups",
+            Stage::Tune => "grid search (CV)",
+        }
+    }
+}
+
+/// Everything one dataset's evaluation produced.
+#[derive(Clone, Debug)]
+pub struct DatasetEval {
+    pub summary: Summary,
+    /// Per setup: the ranked hits of every query (up to `run_depth`).
+    pub runs: BTreeMap<String, Run>,
+    /// The qrels of the evaluated queries.
+    pub qrels: Qrels,
+}
+
+struct QueryCase {
+    id: String,
+    cands: Candidates,
+}
+
+fn elapsed(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+/// Evaluates `setups` on `dataset`. `engine` must be empty: the dataset's memories are imported
+/// into it (ids, times and statuses as given, no dedup).
+pub async fn evaluate_dataset(
+    dataset: &Dataset,
+    engine: &Engine,
+    setups: &[Setup],
+    opts: &EvalOptions,
+    backend: &str,
+    progress: &(dyn Fn(Stage, usize, usize) + Sync),
+) -> Result<DatasetEval, HarnessError> {
+    let started = Instant::now();
+    let mut stages = BTreeMap::new();
+    if setups.is_empty() {
+        return Err(HarnessError::Setup("no setups to evaluate".into()));
+    }
+    if engine.store().stats().await?.memories != 0 {
+        return Err(HarnessError::Setup("the evaluation store must start empty".into()));
+    }
+
+    // 1. Ingest.
+    let t = Instant::now();
+    let records: Vec<_> = dataset.memories.iter().map(|m| m.to_new_memory()).collect();
+    let total = records.len();
+    let mut done = 0;
+    engine
+        .import(records, 64, Utc::now(), |n| {
+            done += n;
+            progress(Stage::Ingest, done, total);
+        })
+        .await?;
+    stages.insert("ingest".to_owned(), elapsed(t));
+
+    // 2. Candidates per query (all paths, deepest depth any setup needs).
+    let t = Instant::now();
+    let queries: Vec<_> = dataset
+        .queries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !opts.quick || i % 5 < 2)
+        .map(|(_, q)| q)
+        .collect();
+    let depth = setups.iter().map(|s| s.retrieval.depth(opts.top_k)).max().unwrap_or(30);
+    let all_paths = RetrievalConfig::default();
+    engine.warm_query_cache(queries.iter().map(|q| q.text.clone()).collect(), 64).await?;
+    let mut cases = Vec::with_capacity(queries.len());
+    for (i, q) in queries.iter().enumerate() {
+        let req = SearchRequest {
+            namespace: Namespace::new(q.namespace.clone()),
+            query: q.text.clone(),
+            top_k: opts.top_k,
+            filter: q.filters.clone().unwrap_or_else(Filter::default),
+            now: Some(q.now),
+            record_access: false,
+        };
+        let cands = engine.candidates(&req, depth, &all_paths).await?;
+        cases.push(QueryCase { id: q.id.clone(), cands });
+        progress(Stage::Retrieve, i + 1, queries.len());
+    }
+    stages.insert("retrieve".to_owned(), elapsed(t));
+
+    let selected: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    let qrels: Qrels = dataset.qrels.iter().filter(|(q, _)| selected.contains(q.as_str())).map(|(q, d)| (q.clone(), d.clone())).collect();
+    let tags: QueryTags = queries.iter().map(|q| (q.id.clone(), q.tags.clone())).collect();
+
+    let run_of = |config: &RetrievalConfig, subset: Option<&BTreeSet<&str>>| -> Run {
+        let d = config.depth(opts.top_k);
+        cases
+            .iter()
+            .filter(|c| subset.is_none_or(|s| s.contains(c.id.as_str())))
+            .map(|c| {
+                let hits = c.cands.rank(config, d).into_iter().take(opts.run_depth).map(|h| (h.fused.id.0, h.score)).collect();
+                (c.id.clone(), hits)
+            })
+            .collect()
+    };
+
+    // 3. Fixed setups.
+    let t = Instant::now();
+    let mut runs: BTreeMap<String, Run> = BTreeMap::new();
+    let mut per_query: BTreeMap<String, PerQueryMetrics> = BTreeMap::new();
+    let mut reports = BTreeMap::new();
+    let mut tuning = None;
+    let fixed: Vec<&Setup> = setups.iter().filter(|s| !s.tune).collect();
+    for (i, s) in fixed.iter().enumerate() {
+        let run = run_of(&s.retrieval, None);
+        per_query.insert(s.name.clone(), evaluate(&qrels, &run));
+        runs.insert(s.name.clone(), run);
+        progress(Stage::Rank, i + 1, fixed.len());
+    }
+    stages.insert("rank".to_owned(), elapsed(t));
+
+    // 4. Tuned setups: CV grid search over weights x normalisation.
+    let t = Instant::now();
+    let judged: Vec<String> = qrels.iter().filter(|(_, d)| d.values().any(|&r| r > 0)).map(|(q, _)| q.clone()).collect();
+    for s in setups.iter().filter(|s| s.tune) {
+        let grid = simplex_grid(opts.grid_step)?;
+        let configs: Vec<(PathWeights, Normalization)> = Normalization::ALL
+            .into_iter()
+            .flat_map(|n| grid.iter().map(move |w| (PathWeights::new(w[0], w[1], w[2]), n)))
+            .collect();
+        // per config: ndcg@10 per judged query
+        let case_by_id: BTreeMap<&str, &QueryCase> = cases.iter().map(|c| (c.id.as_str(), c)).collect();
+        let mut matrix: Vec<BTreeMap<String, f64>> = Vec::with_capacity(configs.len());
+        for (ci, (w, n)) in configs.iter().enumerate() {
+            let config = RetrievalConfig { fusion: FusionMethod::WeightedSum { weights: *w, normalization: *n }, ..s.retrieval.clone() };
+            let d = config.depth(opts.top_k);
+            let mut row = BTreeMap::new();
+            for q in &judged {
+                let hits: Vec<(String, f64)> = case_by_id
+                    .get(q.as_str())
+                    .map(|c| c.cands.rank(&config, d).into_iter().take(10).map(|h| (h.fused.id.0, h.score)).collect())
+                    .unwrap_or_default();
+                let v = qrels.get(q).and_then(|j| evaluate_query(j, &hits)).map_or(0.0, |m| m.ndcg10);
+                row.insert(q.clone(), v);
+            }
+            matrix.push(row);
+            progress(Stage::Tune, ci + 1, configs.len());
+        }
+        let mean = |ci: &usize, qs: &[String]| -> f64 {
+            if qs.is_empty() { 0.0 } else { qs.iter().map(|q| matrix[*ci].get(q).copied().unwrap_or(0.0)).sum::<f64>() / qs.len() as f64 }
+        };
+        let indices: Vec<usize> = (0..configs.len()).collect();
+        let cv = cross_validate(&judged, opts.folds, opts.seed, &indices, mean)?;
+        // Pool the held-out runs: each fold's test queries ranked with that fold's chosen config.
+        let folds = hindsight_eval::kfold_split(&judged, opts.folds, opts.seed)?;
+        let mut pooled: Run = Run::new();
+        let mut per_fold = Vec::new();
+        for (fr, (_, test)) in cv.per_fold.iter().zip(&folds) {
+            let (w, n) = configs[fr.best];
+            let config = RetrievalConfig { fusion: FusionMethod::WeightedSum { weights: w, normalization: n }, ..s.retrieval.clone() };
+            let subset: BTreeSet<&str> = test.iter().map(String::as_str).collect();
+            pooled.extend(run_of(&config, Some(&subset)));
+            per_fold.push(TunedFold { fold: fr.fold, weights: w.as_array(), normalization: n.as_str().to_owned(), train: fr.train_score, test: fr.test_score });
+        }
+        // Unjudged queries (no relevant docs) still get a run line, with the seed weights.
+        let missing: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).filter(|q| !pooled.contains_key(*q)).collect();
+        pooled.extend(run_of(&s.retrieval, Some(&missing)));
+        let grid_points = configs
+            .iter()
+            .enumerate()
+            .map(|(ci, (w, n))| GridPoint { weights: w.as_array(), normalization: n.as_str().to_owned(), score: mean(&ci, &judged) })
+            .collect();
+        info!(setup = %s.name, mean_test = cv.mean_test, mean_train = cv.mean_train, "cross-validated tuning");
+        tuning = Some(Tuning {
+            folds: opts.folds,
+            metric: Metric::Ndcg10.name().to_owned(),
+            per_fold,
+            mean_test: cv.mean_test,
+            mean_train: cv.mean_train,
+            gap: cv.gap,
+            grid: grid_points,
+        });
+        per_query.insert(s.name.clone(), evaluate(&qrels, &pooled));
+        runs.insert(s.name.clone(), pooled);
+    }
+    stages.insert("tune".to_owned(), elapsed(t));
+
+    // 5. Reports per setup (bootstrap CIs, per-tag means).
+    let t = Instant::now();
+    for s in setups {
+        let pq = &per_query[&s.name];
+        reports.insert(s.name.clone(), SetupReport::from_per_query(s.description.clone(), pq, &tags, &opts.bootstrap)?);
+    }
+    let significance = significance_pairs(setups, &per_query, &opts.permutation)?;
+    stages.insert("statistics".to_owned(), elapsed(t));
+
+    // 6. Half-life sweep on time-sensitive queries, with the seed hybrid's other settings.
+    let t = Instant::now();
+    let half_life_sweep = half_life_sweep(setups, &cases, &qrels, &tags, opts);
+    stages.insert("half_life_sweep".to_owned(), elapsed(t));
+
+    let any = per_query.values().next();
+    let space = engine.embedder().space();
+    let summary = Summary {
+        dataset: dataset.meta.name.clone(),
+        embedder: EmbedderInfo { model: space.model, dim: space.dim, test_only: engine.embedder().is_test_only() },
+        backend: backend.to_owned(),
+        quick: opts.quick,
+        counts: Counts {
+            memories: dataset.memories.len(),
+            queries: cases.len(),
+            judged_queries: any.map_or(0, |p| p.queries.len()),
+            queries_without_relevant: any.map_or(0, |p| p.without_relevant.len()),
+            load_issues: dataset.issues.len(),
+        },
+        setups: reports,
+        significance,
+        tuning,
+        half_life_sweep,
+        timing: Timing { total_s: elapsed(started), stages },
+    };
+    Ok(DatasetEval { summary, runs, qrels })
+}
+
+/// Pairs tested for significance: each setup against `pure-vector` and against `hybrid-3path`
+/// (when present), on NDCG@10 and Hit@5.
+fn significance_pairs(
+    setups: &[Setup],
+    per_query: &BTreeMap<String, PerQueryMetrics>,
+    config: &PermutationConfig,
+) -> Result<Vec<Significance>, HarnessError> {
+    let mut out = Vec::new();
+    for base in ["pure-vector", "hybrid-3path"] {
+        let Some(b) = per_query.get(base) else { continue };
+        if b.queries.is_empty() {
+            continue;
+        }
+        for s in setups {
+            if s.name == base || (base == "hybrid-3path" && s.name == "pure-vector") {
+                continue;
+            }
+            let a = &per_query[&s.name];
+            for metric in [Metric::Ndcg10, Metric::Hit5] {
+                out.push(Significance::between((&s.name, a), (base, b), metric, config)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn half_life_sweep(setups: &[Setup], cases: &[QueryCase], qrels: &Qrels, tags: &QueryTags, opts: &EvalOptions) -> Option<Vec<HalfLifePoint>> {
+    let base = setups.iter().find(|s| s.name == "hybrid-3path").or_else(|| setups.iter().find(|s| s.retrieval.factors.decay.is_some()))?;
+    let sensitive: Vec<&QueryCase> = cases
+        .iter()
+        .filter(|c| tags.get(&c.id).is_some_and(|t| t.iter().any(|t| TIME_SENSITIVE_TAGS.contains(&t.as_str()))))
+        .filter(|c| qrels.get(&c.id).is_some_and(|j| j.values().any(|&r| r > 0)))
+        .collect();
+    if sensitive.is_empty() {
+        return None;
+    }
+    let points = opts
+        .half_lives
+        .iter()
+        .map(|&h| {
+            let mut config = base.retrieval.clone();
+            config.factors.decay = Some(hindsight_core::DecayConfig::uniform(h));
+            let d = config.depth(opts.top_k);
+            let sum: f64 = sensitive
+                .iter()
+                .map(|c| {
+                    let hits: Vec<(String, f64)> = c.cands.rank(&config, d).into_iter().take(10).map(|h| (h.fused.id.0, h.score)).collect();
+                    qrels.get(&c.id).and_then(|j| evaluate_query(j, &hits)).map_or(0.0, |m| m.ndcg10)
+                })
+                .sum();
+            HalfLifePoint { half_life_days: h, ndcg10: sum / sensitive.len() as f64, n_queries: sensitive.len() }
+        })
+        .collect();
+    Some(points)
+}
