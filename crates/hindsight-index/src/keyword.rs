@@ -1,0 +1,430 @@
+//! BM25 keyword index over memory text (tantivy), keyed by the backend's row key.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::tokenizer::{MixedTokenizer, TOKENIZER_NAME, tokenize};
+
+/// Errors of the keyword index.
+#[derive(Debug, thiserror::Error)]
+pub enum KeywordError {
+    #[error("keyword index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("keyword index directory {path}: {source}")]
+    Directory {
+        path: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("keyword index: writer lock poisoned")]
+    Poisoned,
+}
+
+impl From<KeywordError> for hindsight_core::Error {
+    fn from(e: KeywordError) -> Self {
+        hindsight_core::Error::backend(e)
+    }
+}
+
+pub type Result<T, E = KeywordError> = std::result::Result<T, E>;
+
+/// Indexing memory budget of the single writer thread (tantivy's minimum is 15 MB).
+const WRITER_BUDGET_BYTES: usize = 32_000_000;
+
+#[derive(Clone, Copy, Debug)]
+struct Fields {
+    key: Field,
+    namespace: Field,
+    text: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let key = b.add_u64_field("key", NumericOptions::default().set_indexed().set_fast());
+    let namespace = b.add_text_field("namespace", STRING);
+    let text_indexing = TextFieldIndexing::default()
+        .set_tokenizer(TOKENIZER_NAME)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let text = b.add_text_field(
+        "text",
+        TextOptions::default().set_indexing_options(text_indexing),
+    );
+    (
+        b.build(),
+        Fields {
+            key,
+            namespace,
+            text,
+        },
+    )
+}
+
+/// A BM25 index of `(key, namespace, text)` documents with a Chinese+English tokenizer.
+///
+/// The index is derived data: the owning store rebuilds it from its source of truth. Writes
+/// become visible at [`KeywordIndex::commit`]; each commit stores a *watermark* (an opaque `u64`
+/// such as the store's write generation) so the store can tell on open whether the index lags.
+/// All methods take `&self`; the writer sits behind a mutex.
+pub struct KeywordIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    /// Watermark of the last commit (what [`KeywordIndex::watermark`] reports).
+    watermark: Mutex<Option<u64>>,
+}
+
+impl std::fmt::Debug for KeywordIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeywordIndex")
+            .field("num_docs", &self.num_docs())
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeywordIndex {
+    /// Opens the index in `dir`, creating the directory and an empty index if needed.
+    pub fn open_or_create(dir: &Path) -> Result<Self> {
+        let dir_err = |e: Box<dyn std::error::Error + Send + Sync>| KeywordError::Directory {
+            path: dir.display().to_string(),
+            source: e,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| dir_err(Box::new(e)))?;
+        let mmap = MmapDirectory::open(dir).map_err(|e| dir_err(Box::new(e)))?;
+        let (schema, fields) = schema();
+        let index = Index::open_or_create(mmap, schema)?;
+        Self::from_index(index, fields)
+    }
+
+    /// A fresh index in RAM (tests, ephemeral stores).
+    pub fn open_in_ram() -> Result<Self> {
+        let (schema, fields) = schema();
+        Self::from_index(Index::create_in_ram(schema), fields)
+    }
+
+    fn from_index(index: Index, fields: Fields) -> Result<Self> {
+        index
+            .tokenizers()
+            .register(TOKENIZER_NAME, TextAnalyzer::from(MixedTokenizer));
+        let writer = index.writer_with_num_threads(1, WRITER_BUDGET_BYTES)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let watermark = index
+            .load_metas()?
+            .payload
+            .and_then(|p| p.trim().parse::<u64>().ok());
+        Ok(KeywordIndex {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            watermark: Mutex::new(watermark),
+        })
+    }
+
+    fn writer(&self) -> Result<MutexGuard<'_, IndexWriter>> {
+        self.writer.lock().map_err(|_| KeywordError::Poisoned)
+    }
+
+    /// Adds a document (visible after the next commit). Adding an existing key again creates a
+    /// duplicate: call [`KeywordIndex::delete`] first to replace.
+    pub fn add(&self, key: u64, namespace: &str, text: &str) -> Result<()> {
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(self.fields.key, key);
+        doc.add_text(self.fields.namespace, namespace);
+        doc.add_text(self.fields.text, text);
+        self.writer()?.add_document(doc)?;
+        Ok(())
+    }
+
+    /// Deletes every document with `key` (effective at the next commit).
+    pub fn delete(&self, key: u64) -> Result<()> {
+        self.writer()?
+            .delete_term(Term::from_field_u64(self.fields.key, key));
+        Ok(())
+    }
+
+    /// Removes all documents. Takes effect at the next commit together with any adds made after
+    /// it, so a rebuild (`clear`, `add`..., `commit_with_watermark`) is atomic on disk.
+    pub fn clear(&self) -> Result<()> {
+        self.writer()?.delete_all_documents()?;
+        Ok(())
+    }
+
+    /// Commits pending writes, keeping the current watermark.
+    pub fn commit(&self) -> Result<()> {
+        let wm = *self.watermark.lock().map_err(|_| KeywordError::Poisoned)?;
+        self.commit_inner(wm)
+    }
+
+    /// Commits pending writes and records `watermark` with them, atomically.
+    pub fn commit_with_watermark(&self, watermark: u64) -> Result<()> {
+        self.commit_inner(Some(watermark))
+    }
+
+    fn commit_inner(&self, wm: Option<u64>) -> Result<()> {
+        let mut writer = self.writer()?;
+        let mut prepared = writer.prepare_commit()?;
+        if let Some(w) = wm {
+            prepared.set_payload(&w.to_string());
+        }
+        prepared.commit()?;
+        drop(writer);
+        *self.watermark.lock().map_err(|_| KeywordError::Poisoned)? = wm;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Watermark stored with the last commit; `None` for a fresh index.
+    pub fn watermark(&self) -> Option<u64> {
+        self.watermark.lock().ok().and_then(|w| *w)
+    }
+
+    /// Committed documents.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Top `k` keys in `namespace` by BM25 for any of the query's terms (OR semantics), skipping
+    /// keys `accept` rejects. The query is tokenized like documents and never parsed as syntax,
+    /// so any user text is accepted; a query without terms returns nothing.
+    pub fn search(
+        &self,
+        namespace: &str,
+        query: &str,
+        k: usize,
+        accept: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut seen = HashSet::new();
+        let terms: Vec<(Occur, Box<dyn Query>)> = tokenize(query)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .map(|t| {
+                let q = TermQuery::new(
+                    Term::from_field_text(self.fields.text, &t),
+                    IndexRecordOption::WithFreqs,
+                );
+                (Occur::Should, Box::new(q) as Box<dyn Query>)
+            })
+            .collect();
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ns = TermQuery::new(
+            Term::from_field_text(self.fields.namespace, namespace),
+            IndexRecordOption::Basic,
+        );
+        let query = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(ns), 0.0)),
+            ),
+            (Occur::Must, Box::new(BooleanQuery::new(terms))),
+        ]);
+
+        let searcher = self.reader.searcher();
+        let mut fetch = k.saturating_mul(2).max(k + 16);
+        loop {
+            let (top, total) = searcher.search(
+                &query,
+                &(TopDocs::with_limit(fetch).order_by_score(), Count),
+            )?;
+            let exhausted = top.len() < fetch || total <= fetch;
+            let mut out = Vec::with_capacity(k);
+            for (score, addr) in top {
+                let Some(key) = self.key_of(&searcher, addr)? else {
+                    continue;
+                };
+                if accept(key) {
+                    out.push((key, score));
+                    if out.len() == k {
+                        break;
+                    }
+                }
+            }
+            if out.len() == k || exhausted {
+                // Equal BM25 scores: order by key so results are deterministic.
+                out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                return Ok(out);
+            }
+            fetch = fetch.saturating_mul(4);
+        }
+    }
+
+    fn key_of(&self, searcher: &tantivy::Searcher, addr: DocAddress) -> Result<Option<u64>> {
+        let column = searcher
+            .segment_reader(addr.segment_ord)
+            .fast_fields()
+            .u64("key")?;
+        Ok(column.first(addr.doc_id))
+    }
+
+    /// The underlying tantivy index (diagnostics).
+    pub fn tantivy_index(&self) -> &Index {
+        &self.index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn keys(hits: &[(u64, f32)]) -> Vec<u64> {
+        hits.iter().map(|h| h.0).collect()
+    }
+
+    fn all(_: u64) -> bool {
+        true
+    }
+
+    fn sample() -> KeywordIndex {
+        let idx = KeywordIndex::open_in_ram().unwrap();
+        idx.add(1, "a", "上周完成了数据库迁移，没有停机").unwrap();
+        idx.add(
+            2,
+            "a",
+            "The payment API is rate limited to 60 calls per minute",
+        )
+        .unwrap();
+        idx.add(
+            3,
+            "a",
+            "Customer complained about order ORD-88231 arriving late",
+        )
+        .unwrap();
+        idx.add(4, "b", "数据库迁移 in namespace b, also mentions payment")
+            .unwrap();
+        idx.add(5, "a", "用户喜欢顺丰快递").unwrap();
+        idx.commit().unwrap();
+        idx
+    }
+
+    #[test]
+    fn chinese_query_finds_chinese_doc() {
+        let idx = sample();
+        assert_eq!(
+            keys(&idx.search("a", "数据库迁移", 10, &all).unwrap()),
+            vec![1]
+        );
+        assert_eq!(keys(&idx.search("a", "顺丰", 10, &all).unwrap()), vec![5]);
+    }
+
+    #[test]
+    fn english_matches_case_insensitively() {
+        let idx = sample();
+        assert_eq!(
+            keys(&idx.search("a", "PAYMENT api", 10, &all).unwrap()),
+            vec![2]
+        );
+        // No stemming: "limits" is not "limited".
+        assert!(idx.search("a", "limits", 10, &all).unwrap().is_empty());
+    }
+
+    #[test]
+    fn identifiers_match_whole_and_numeric_part() {
+        let idx = sample();
+        assert_eq!(
+            keys(&idx.search("a", "ORD-88231", 10, &all).unwrap()),
+            vec![3]
+        );
+        assert_eq!(keys(&idx.search("a", "88231", 10, &all).unwrap()), vec![3]);
+        assert_eq!(
+            keys(&idx.search("a", "where is ord-88231?", 10, &all).unwrap())[0],
+            3
+        );
+    }
+
+    #[test]
+    fn namespaces_are_isolated() {
+        let idx = sample();
+        assert_eq!(
+            keys(&idx.search("b", "数据库迁移", 10, &all).unwrap()),
+            vec![4]
+        );
+        assert_eq!(
+            keys(&idx.search("b", "payment", 10, &all).unwrap()),
+            vec![4]
+        );
+        assert!(idx.search("c", "payment", 10, &all).unwrap().is_empty());
+    }
+
+    #[test]
+    fn more_matching_terms_rank_higher_and_accept_filters() {
+        let idx = KeywordIndex::open_in_ram().unwrap();
+        for key in 0..50 {
+            idx.add(key, "n", &format!("deploy log entry {key}"))
+                .unwrap();
+        }
+        idx.add(100, "n", "deploy rollback failed").unwrap();
+        idx.commit().unwrap();
+        let hits = idx.search("n", "deploy rollback", 3, &all).unwrap();
+        assert_eq!(hits[0].0, 100);
+        assert!(hits[0].1 > hits[1].1);
+        // Accept rejects most rows: over-fetching still fills k.
+        let hits = idx
+            .search("n", "deploy", 5, &|k| (40..100).contains(&k))
+            .unwrap();
+        assert_eq!(hits.len(), 5);
+        assert!(hits.iter().all(|h| (40..100).contains(&h.0)));
+    }
+
+    #[test]
+    fn syntax_like_queries_do_not_error() {
+        let idx = sample();
+        assert!(idx.search("a", "\"foo AND (", 5, &all).unwrap().is_empty());
+        assert!(idx.search("a", "  ，。！ ", 5, &all).unwrap().is_empty());
+        assert_eq!(
+            keys(&idx.search("a", "payment AND (", 5, &all).unwrap()),
+            vec![2]
+        );
+    }
+
+    #[test]
+    fn delete_and_clear() {
+        let idx = sample();
+        idx.delete(3).unwrap();
+        idx.commit().unwrap();
+        assert!(idx.search("a", "88231", 10, &all).unwrap().is_empty());
+        assert_eq!(idx.num_docs(), 4);
+        idx.clear().unwrap();
+        idx.add(9, "a", "fresh doc").unwrap();
+        idx.commit_with_watermark(42).unwrap();
+        assert_eq!(idx.num_docs(), 1);
+        assert_eq!(idx.watermark(), Some(42));
+    }
+
+    #[test]
+    fn reopen_from_disk_keeps_docs_and_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let idx = KeywordIndex::open_or_create(dir.path()).unwrap();
+            assert_eq!(idx.watermark(), None);
+            idx.add(7, "a", "上周完成了数据库迁移").unwrap();
+            idx.commit_with_watermark(3).unwrap();
+            idx.add(8, "a", "second doc").unwrap();
+            idx.commit().unwrap();
+        }
+        let idx = KeywordIndex::open_or_create(dir.path()).unwrap();
+        assert_eq!(idx.num_docs(), 2);
+        assert_eq!(idx.watermark(), Some(3));
+        assert_eq!(
+            keys(&idx.search("a", "数据库迁移", 10, &all).unwrap()),
+            vec![7]
+        );
+    }
+}

@@ -1,0 +1,217 @@
+//! A tokenizer for mixed Chinese / English text.
+//!
+//! CJK runs are segmented with jieba (search mode: long words plus their sub-words); other text
+//! is split into lowercase alphanumeric words. Identifier-like words joined by `-`, `_` or `.`
+//! ("ORD-88231", "v1.2") are emitted whole and as their parts, so both "ORD-88231" and "88231"
+//! find them. Punctuation and whitespace never become tokens.
+
+use std::sync::OnceLock;
+
+use jieba_rs::Jieba;
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+
+/// Name under which [`MixedTokenizer`] is registered in a keyword index.
+pub const TOKENIZER_NAME: &str = "hindsight_mixed";
+
+/// Tokens longer than this (in bytes) are dropped: they are noise (base64, hashes) and tantivy
+/// caps term length anyway.
+const MAX_TOKEN_BYTES: usize = 80;
+
+/// The process-wide jieba instance; the dictionary load takes a noticeable fraction of a second.
+fn jieba() -> &'static Jieba {
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+    JIEBA.get_or_init(Jieba::new)
+}
+
+/// Chinese/Japanese/Korean script characters handed to jieba.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
+        | 0x20000..=0x2FA1F) // Extensions B..F and supplement
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() && !is_cjk(c)
+}
+
+fn is_joiner(c: char) -> bool {
+    matches!(c, '-' | '_' | '.')
+}
+
+/// One token with its byte span in the input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub text: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Splits `text` into index terms (lowercased; CJK segmented). The same function drives indexing
+/// and query construction, so a query matches exactly the terms a document was indexed under.
+pub fn tokenize(text: &str) -> Vec<String> {
+    pieces(text).into_iter().map(|p| p.text).collect()
+}
+
+/// [`tokenize`] with byte offsets.
+pub fn pieces(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let end_of = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let mut i = 0;
+    while let Some(&(start, c)) = chars.get(i) {
+        if is_cjk(c) {
+            let mut j = i;
+            while chars.get(j).is_some_and(|&(_, c)| is_cjk(c)) {
+                j += 1;
+            }
+            let run = &text[start..end_of(j)];
+            for t in jieba().cut_for_search(run, true) {
+                if t.word.chars().any(char::is_alphanumeric) {
+                    push(&mut out, t.word, start + t.byte_start, start + t.byte_end);
+                }
+            }
+            i = j;
+        } else if is_word_char(c) {
+            // A word: alphanumerics, possibly joined by single joiners between alphanumerics.
+            let mut j = i;
+            let mut parts = vec![(i, i)];
+            loop {
+                while chars.get(j).is_some_and(|&(_, c)| is_word_char(c)) {
+                    j += 1;
+                }
+                if let Some(last) = parts.last_mut() {
+                    last.1 = j;
+                }
+                let joined = chars.get(j).is_some_and(|&(_, c)| is_joiner(c))
+                    && chars.get(j + 1).is_some_and(|&(_, c)| is_word_char(c));
+                if !joined {
+                    break;
+                }
+                j += 1;
+                parts.push((j, j));
+            }
+            push(&mut out, &text[start..end_of(j)], start, end_of(j));
+            if parts.len() > 1 {
+                for (a, b) in parts {
+                    push(&mut out, &text[end_of(a)..end_of(b)], end_of(a), end_of(b));
+                }
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn push(out: &mut Vec<Piece>, word: &str, start: usize, end: usize) {
+    if word.is_empty() || word.len() > MAX_TOKEN_BYTES {
+        return;
+    }
+    out.push(Piece {
+        text: word.to_lowercase(),
+        start,
+        end,
+    });
+}
+
+/// The tantivy adapter around [`pieces`].
+#[derive(Clone, Debug, Default)]
+pub struct MixedTokenizer;
+
+/// Token stream over pre-computed pieces.
+#[derive(Debug)]
+pub struct MixedTokenStream {
+    pieces: std::vec::IntoIter<Piece>,
+    token: Token,
+}
+
+impl Tokenizer for MixedTokenizer {
+    type TokenStream<'a> = MixedTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MixedTokenStream {
+        MixedTokenStream {
+            pieces: pieces(text).into_iter(),
+            token: Token::default(),
+        }
+    }
+}
+
+impl TokenStream for MixedTokenStream {
+    fn advance(&mut self) -> bool {
+        match self.pieces.next() {
+            Some(p) => {
+                self.token.position = self.token.position.wrapping_add(1);
+                self.token.offset_from = p.start;
+                self.token.offset_to = p.end;
+                self.token.text = p.text;
+                true
+            }
+            None => false,
+        }
+    }
+    fn token(&self) -> &Token {
+        &self.token
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expect: &[&str]) {
+        assert_eq!(tokenize(input), expect, "tokens of {input:?}");
+    }
+
+    #[test]
+    fn english_is_lowercased_and_punctuation_dropped() {
+        check(
+            "Hello, World!  The API: rate-limited?",
+            &[
+                "hello",
+                "world",
+                "the",
+                "api",
+                "rate-limited",
+                "rate",
+                "limited",
+            ],
+        );
+    }
+
+    #[test]
+    fn identifiers_emit_whole_and_parts() {
+        check(
+            "order ORD-88231 shipped",
+            &["order", "ord-88231", "ord", "88231", "shipped"],
+        );
+        check("v1.2.", &["v1.2", "v1", "2"]);
+        check("a--b", &["a", "b"]);
+    }
+
+    #[test]
+    fn chinese_is_segmented_and_mixed_text_splits_by_script() {
+        let toks = tokenize("上周完成了数据库迁移");
+        assert!(toks.contains(&"数据库".to_owned()), "{toks:?}");
+        assert!(toks.contains(&"迁移".to_owned()), "{toks:?}");
+        let toks = tokenize("API限流每分钟60次。");
+        assert_eq!(toks.first().map(String::as_str), Some("api"));
+        assert!(toks.contains(&"限流".to_owned()), "{toks:?}");
+        assert!(toks.contains(&"60".to_owned()), "{toks:?}");
+        assert!(!toks.iter().any(|t| t == "。"), "{toks:?}");
+    }
+
+    #[test]
+    fn offsets_point_into_the_input() {
+        let text = "查订单 ORD-1 ok";
+        for p in pieces(text) {
+            assert_eq!(text[p.start..p.end].to_lowercase(), p.text);
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The embedded default hindsight backend: one SQLite file plus derived in-process indexes.
+//!
+//! [`SqliteStore`] implements [`hindsight_core::Store`]. Under `<data_dir>/`:
+//!
+//! - `hindsight.db` (SQLite, WAL) is the source of truth: `memories` (the `rowid` is the key every
+//!   derived index uses; vectors are little-endian `f32` blobs), `memory_entities` (one row per
+//!   entity, for the structured path's exact match), `meta` (embedding model and dimension, write
+//!   generation) and `audit_log` (one row per purged memory). Schema changes are embedded
+//!   migrations (`migrations/*.sql`).
+//! - `tantivy/` holds the BM25 [`hindsight_index::KeywordIndex`]; it records the write generation it
+//!   reflects and is rebuilt from SQLite on open when it lags (or was deleted).
+//! - In memory, per namespace, a [`hindsight_index::FlatIndex`] of vectors plus a map of the fields
+//!   [`hindsight_core::Filter`] looks at, both loaded at open and kept in sync on every write.
+//!
+//! A store records its [`hindsight_core::EmbeddingSpace`]; opening it with another fails with
+//! `EmbeddingMismatch`, and [`SqliteStore::reembed`] migrates it to a new model.
+
+mod codec;
+mod state;
+mod store;
+
+pub use store::{DB_FILE, SqliteStore, TANTIVY_DIR, stored_space};

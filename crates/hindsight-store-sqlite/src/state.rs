@@ -1,0 +1,288 @@
+//! In-memory derived state: per-row filter metadata and per-namespace vector indexes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use hindsight_core::{
+    Filter, Memory, MemoryId, MemoryKind, Outcome, Status, TaskType, VectorIndex,
+};
+use hindsight_index::FlatIndex;
+
+/// The fields of a memory that [`Filter`] looks at, plus its id and namespace.
+#[derive(Clone, Debug)]
+pub(crate) struct RowMeta {
+    pub id: MemoryId,
+    pub namespace: String,
+    pub kind: MemoryKind,
+    pub status: Status,
+    pub created_at: DateTime<Utc>,
+    pub tags: Vec<String>,
+    pub entities: BTreeMap<String, String>,
+    pub outcome: Option<Outcome>,
+    pub task_type: Option<TaskType>,
+}
+
+impl RowMeta {
+    pub fn of(m: &Memory) -> Self {
+        RowMeta {
+            id: m.id.clone(),
+            namespace: m.namespace.0.clone(),
+            kind: m.kind,
+            status: m.status,
+            created_at: m.created_at,
+            tags: m.tags.clone(),
+            entities: m.entities.clone(),
+            outcome: m.outcome,
+            task_type: m.task_type,
+        }
+    }
+
+    /// Same semantics as [`Filter::matches`] (tested against it).
+    pub fn matches(&self, f: &Filter) -> bool {
+        (f.kinds.is_empty() || f.kinds.contains(&self.kind))
+            && f.tags.iter().all(|t| self.tags.iter().any(|mt| mt == t))
+            && f.entities
+                .iter()
+                .all(|(k, v)| self.entities.get(k) == Some(v))
+            && (f.outcomes.is_empty() || self.outcome.is_some_and(|o| f.outcomes.contains(&o)))
+            && (f.task_types.is_empty()
+                || self.task_type.is_some_and(|t| f.task_types.contains(&t)))
+            && f.effective_statuses().contains(&self.status)
+            && f.created.is_none_or(|r| r.contains(self.created_at))
+    }
+}
+
+/// True when the filter only says "active memories" (the common case, served by a fast path).
+pub(crate) fn is_active_only(f: &Filter) -> bool {
+    f.kinds.is_empty()
+        && f.tags.is_empty()
+        && f.entities.is_empty()
+        && f.outcomes.is_empty()
+        && f.task_types.is_empty()
+        && f.created.is_none()
+        && f.effective_statuses() == [Status::Active]
+}
+
+/// One namespace's vectors and the keys in it that are not active.
+#[derive(Debug)]
+pub(crate) struct NsVectors {
+    pub vectors: FlatIndex,
+    pub inactive: HashSet<u64>,
+}
+
+/// Derived in-memory state of a store, rebuilt from SQLite at open.
+#[derive(Debug)]
+pub(crate) struct State {
+    dim: usize,
+    pub rows: HashMap<u64, RowMeta>,
+    pub namespaces: HashMap<String, NsVectors>,
+}
+
+impl State {
+    pub fn new(dim: usize) -> Self {
+        State {
+            dim,
+            rows: HashMap::new(),
+            namespaces: HashMap::new(),
+        }
+    }
+
+    /// Inserts or replaces a row; `vector` replaces the stored vector when given.
+    pub fn upsert(&mut self, key: u64, meta: RowMeta, vector: Option<&[f32]>) {
+        let dim = self.dim;
+        let ns = self
+            .namespaces
+            .entry(meta.namespace.clone())
+            .or_insert_with(|| NsVectors {
+                vectors: FlatIndex::new(dim),
+                inactive: HashSet::new(),
+            });
+        if let Some(v) = vector {
+            ns.vectors.upsert(key, v);
+        }
+        if meta.status == Status::Active {
+            ns.inactive.remove(&key);
+        } else {
+            ns.inactive.insert(key);
+        }
+        self.rows.insert(key, meta);
+    }
+
+    pub fn set_status(&mut self, key: u64, status: Status) {
+        if let Some(meta) = self.rows.get_mut(&key) {
+            meta.status = status;
+            if let Some(ns) = self.namespaces.get_mut(&meta.namespace) {
+                if status == Status::Active {
+                    ns.inactive.remove(&key);
+                } else {
+                    ns.inactive.insert(key);
+                }
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: u64) {
+        if let Some(meta) = self.rows.remove(&key)
+            && let Some(ns) = self.namespaces.get_mut(&meta.namespace)
+        {
+            ns.vectors.remove(key);
+            ns.inactive.remove(&key);
+        }
+    }
+
+    /// Top `k` `(key, cosine)` in `namespace` admitted by `filter`.
+    pub fn vector_search(
+        &self,
+        namespace: &str,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Vec<(u64, f32)> {
+        let Some(ns) = self.namespaces.get(namespace) else {
+            return Vec::new();
+        };
+        if is_active_only(filter) {
+            if ns.inactive.is_empty() {
+                ns.vectors.search(query, k, &|_| true)
+            } else {
+                ns.vectors
+                    .search(query, k, &|key| !ns.inactive.contains(&key))
+            }
+        } else {
+            ns.vectors.search(query, k, &|key| {
+                self.rows.get(&key).is_some_and(|m| m.matches(filter))
+            })
+        }
+    }
+
+    /// Whether `key` is a row of `namespace` admitted by `filter`.
+    pub fn admits(&self, key: u64, namespace: &str, filter: &Filter) -> bool {
+        self.rows
+            .get(&key)
+            .is_some_and(|m| m.namespace == namespace && m.matches(filter))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::{Namespace, Source, TimeRange};
+
+    fn memory(i: u32) -> Memory {
+        let t =
+            DateTime::from_timestamp(1_700_000_000 + i64::from(i) * 3600, 0).expect("valid time");
+        Memory {
+            id: MemoryId(format!("m{i}")),
+            namespace: Namespace::new("ns"),
+            kind: MemoryKind::ALL[i as usize % MemoryKind::ALL.len()],
+            content: "c".into(),
+            tags: if i.is_multiple_of(2) {
+                vec!["a".into()]
+            } else {
+                vec!["a".into(), "b".into()]
+            },
+            context: String::new(),
+            entities: BTreeMap::from([("order".to_owned(), format!("o{}", i % 3))]),
+            importance: 0.5,
+            source: Source::User,
+            created_at: t,
+            last_accessed_at: t,
+            access_count: 0,
+            usefulness: 0.0,
+            status: Status::ALL[i as usize % Status::ALL.len()],
+            status_reason: None,
+            superseded_by: None,
+            task_id: None,
+            task_type: (!i.is_multiple_of(4))
+                .then(|| TaskType::ALL[i as usize % TaskType::ALL.len()]),
+            outcome: (!i.is_multiple_of(3)).then(|| Outcome::ALL[i as usize % Outcome::ALL.len()]),
+            embedding_model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn row_meta_matches_agrees_with_filter_matches() {
+        let t0 = DateTime::from_timestamp(1_700_000_000, 0).expect("valid time");
+        let filters = vec![
+            Filter::default(),
+            Filter {
+                kinds: vec![MemoryKind::Semantic, MemoryKind::Warning],
+                ..Filter::default()
+            },
+            Filter {
+                tags: vec!["b".into()],
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+            Filter {
+                entities: BTreeMap::from([("order".into(), "o1".into())]),
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+            Filter {
+                outcomes: vec![Outcome::Failure],
+                statuses: vec![Status::Forgotten, Status::Active],
+                ..Filter::default()
+            },
+            Filter {
+                task_types: vec![TaskType::Modify],
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+            Filter {
+                created: Some(TimeRange {
+                    start: t0 + chrono::Duration::hours(5),
+                    end: t0 + chrono::Duration::hours(20),
+                }),
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+        ];
+        for f in &filters {
+            let mut admitted = 0;
+            for i in 0..60 {
+                let m = memory(i);
+                assert_eq!(
+                    RowMeta::of(&m).matches(f),
+                    f.matches(&m),
+                    "memory {i} filter {f:?}"
+                );
+                admitted += usize::from(f.matches(&m));
+            }
+            assert!(
+                admitted > 0,
+                "filter admits nothing, test is vacuous: {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn active_only_fast_path_skips_inactive_rows() {
+        let mut s = State::new(2);
+        let mut a = memory(0);
+        a.status = Status::Active;
+        let mut b = memory(1);
+        b.status = Status::Active;
+        s.upsert(1, RowMeta::of(&a), Some(&[1.0, 0.0]));
+        s.upsert(2, RowMeta::of(&b), Some(&[0.8, 0.6]));
+        assert_eq!(
+            s.vector_search("ns", &[1.0, 0.0], 5, &Filter::default())
+                .len(),
+            2
+        );
+        s.set_status(1, Status::Forgotten);
+        let hits = s.vector_search("ns", &[1.0, 0.0], 5, &Filter::default());
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![2]);
+        let all = Filter {
+            statuses: Status::ALL.to_vec(),
+            ..Filter::default()
+        };
+        assert_eq!(s.vector_search("ns", &[1.0, 0.0], 5, &all).len(), 2);
+        s.remove(2);
+        assert!(
+            s.vector_search("ns", &[1.0, 0.0], 5, &Filter::default())
+                .is_empty()
+        );
+        assert!(s.vector_search("other", &[1.0, 0.0], 5, &all).is_empty());
+    }
+}

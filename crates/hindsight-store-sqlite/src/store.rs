@@ -1,0 +1,1121 @@
+//! [`SqliteStore`]: opening, index rebuilds, re-embedding and the [`Store`] implementation.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use futures::TryStreamExt;
+use hindsight_core::{
+    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
+    PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
+};
+use hindsight_index::KeywordIndex;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
+
+use crate::codec::{
+    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, memory_from_row, row_key,
+    tags_json, to_nanos,
+};
+use crate::state::{RowMeta, State};
+
+/// File name of the database inside the data directory.
+pub const DB_FILE: &str = "hindsight.db";
+/// Directory of the keyword index inside the data directory.
+pub const TANTIVY_DIR: &str = "tantivy";
+
+/// Rows per page when rebuilding indexes or re-embedding.
+const PAGE: i64 = 256;
+/// SQLite caps bound parameters per statement; IN lists are chunked below it.
+const IN_CHUNK: usize = 500;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// The embedded default backend: SQLite is the source of truth; a per-namespace [`hindsight_index::FlatIndex`]
+/// (vectors), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
+///
+/// Writes go to SQLite first (one transaction), then to the in-memory state and the keyword index.
+/// Writes that change indexed text bump a `generation` counter in the `meta` table; the keyword index
+/// stores the generation it reflects, and [`SqliteStore::open`] rebuilds it when the two differ (a
+/// crash between the SQLite commit and the index commit, or a deleted `tantivy/` directory).
+pub struct SqliteStore {
+    pool: SqlitePool,
+    space: EmbeddingSpace,
+    state: RwLock<State>,
+    keyword: KeywordIndex,
+    /// Serialises index-changing writes so generations reach the keyword index in order.
+    write_lock: tokio::sync::Mutex<()>,
+    data_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("space", &self.space)
+            .field("data_dir", &self.data_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+fn poisoned() -> Error {
+    Error::backend("sqlite store: in-memory index lock poisoned by a panicked writer")
+}
+
+/// The write is durable in SQLite but the keyword index missed it; its watermark now lags, so the
+/// next open rebuilds it.
+fn index_lag(e: hindsight_index::KeywordError) -> Error {
+    Error::backend(format!(
+        "the write was stored, but updating the keyword index failed ({e}); the index is rebuilt on next open"
+    ))
+}
+
+fn key_i64(key: u64) -> Result<i64> {
+    i64::try_from(key).map_err(|_| Error::backend(format!("row key {key} out of range")))
+}
+
+fn check_dim(space: &EmbeddingSpace, v: &[f32], what: &str) -> Result<()> {
+    if v.len() != space.dim {
+        return Err(Error::new(
+            ErrorKind::EmbeddingMismatch,
+            format!(
+                "{what} has {} dimensions but the store holds {space} vectors",
+                v.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn mismatch_message(db: &Path, stored: &EmbeddingSpace, wanted: &EmbeddingSpace) -> String {
+    format!(
+        "the store at {} holds vectors from {stored}, but the configured embedder is {wanted}; \
+         run `hindsight reembed` to re-embed all memories with the new model (or configure {stored} again)",
+        db.display()
+    )
+}
+
+async fn connect_file(data_dir: &Path, create: bool) -> Result<SqlitePool> {
+    if create {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            Error::backend(format!(
+                "cannot create data directory {}: {e}",
+                data_dir.display()
+            ))
+        })?;
+    }
+    let opts = SqliteConnectOptions::new()
+        .filename(data_dir.join(DB_FILE))
+        .create_if_missing(create)
+        .journal_mode(SqliteJournalMode::Wal)
+        // WAL + NORMAL: a committed transaction survives a process crash (not necessarily power loss).
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(10))
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(opts)
+        .await
+        .map_err(db_err)?;
+    MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(|e| Error::backend(format!("sqlite migration failed: {e}")))?;
+    Ok(pool)
+}
+
+async fn connect_memory() -> Result<SqlitePool> {
+    let opts = SqliteConnectOptions::new()
+        .in_memory(true)
+        .foreign_keys(true);
+    // One connection that never closes: an in-memory database lives as long as its connection.
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect_with(opts)
+        .await
+        .map_err(db_err)?;
+    MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(|e| Error::backend(format!("sqlite migration failed: {e}")))?;
+    Ok(pool)
+}
+
+async fn read_meta(pool: &SqlitePool, key: &str) -> Result<Option<String>> {
+    let row = sqlx::query("SELECT value FROM meta WHERE key = ?")
+        .bind(key)
+        .fetch_optional(pool)
+        .await
+        .map_err(db_err)?;
+    row.map(|r| r.try_get::<String, _>("value").map_err(db_err))
+        .transpose()
+}
+
+async fn read_space(pool: &SqlitePool) -> Result<Option<EmbeddingSpace>> {
+    let (Some(model), Some(dim)) = (
+        read_meta(pool, "embedding_model").await?,
+        read_meta(pool, "embedding_dim").await?,
+    ) else {
+        return Ok(None);
+    };
+    let dim = dim
+        .parse()
+        .map_err(|e| Error::backend(format!("corrupt meta embedding_dim {dim:?}: {e}")))?;
+    Ok(Some(EmbeddingSpace { model, dim }))
+}
+
+async fn write_space(tx: &mut Transaction<'_, Sqlite>, space: &EmbeddingSpace) -> Result<()> {
+    for (k, v) in [
+        ("embedding_model", space.model.clone()),
+        ("embedding_dim", space.dim.to_string()),
+    ] {
+        sqlx::query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await
+            .map_err(db_err)?;
+    }
+    Ok(())
+}
+
+async fn generation(pool: &SqlitePool) -> Result<u64> {
+    Ok(read_meta(pool, "generation")
+        .await?
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0))
+}
+
+/// Bumps the write generation inside `tx` and returns the new value.
+async fn bump_generation(tx: &mut Transaction<'_, Sqlite>) -> Result<u64> {
+    let row = sqlx::query(
+        "INSERT INTO meta (key, value) VALUES ('generation', '1') \
+         ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) RETURNING value",
+    )
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(db_err)?;
+    let g: String = row.try_get("value").map_err(db_err)?;
+    g.parse()
+        .map_err(|e| Error::backend(format!("corrupt meta generation {g:?}: {e}")))
+}
+
+/// Validates what the caller controls before a memory is written.
+fn validate_memory(m: &Memory) -> Result<()> {
+    if m.id.as_str().trim().is_empty() {
+        return Err(Error::invalid("id", "must not be empty"));
+    }
+    if m.namespace.as_str().trim().is_empty() {
+        return Err(Error::invalid("namespace", "must not be empty"));
+    }
+    Ok(())
+}
+
+async fn insert_row(tx: &mut Transaction<'_, Sqlite>, m: &Memory, vector: &[f32]) -> Result<u64> {
+    let res = sqlx::query(
+        "INSERT INTO memories (id, namespace, kind, content, tags, context, entities, importance, source, created_at, \
+         last_accessed_at, access_count, usefulness, status, status_reason, superseded_by, task_id, task_type, outcome, \
+         embedding_model, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(m.id.as_str())
+    .bind(m.namespace.as_str())
+    .bind(m.kind.as_str())
+    .bind(&m.content)
+    .bind(tags_json(&m.tags)?)
+    .bind(&m.context)
+    .bind(entities_json(&m.entities)?)
+    .bind(f64::from(m.importance))
+    .bind(m.source.as_str())
+    .bind(to_nanos("created_at", m.created_at)?)
+    .bind(to_nanos("last_accessed_at", m.last_accessed_at)?)
+    .bind(i64::try_from(m.access_count).map_err(|_| Error::invalid("access_count", "too large"))?)
+    .bind(f64::from(m.usefulness))
+    .bind(m.status.as_str())
+    .bind(m.status_reason.as_deref())
+    .bind(m.superseded_by.as_ref().map(MemoryId::as_str))
+    .bind(m.task_id.as_deref())
+    .bind(m.task_type.map(|t| t.as_str()))
+    .bind(m.outcome.map(|o| o.as_str()))
+    .bind(&m.embedding_model)
+    .bind(encode_vector(vector))
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            Error::conflict(format!("memory id {} already exists", m.id))
+        }
+        _ => db_err(e),
+    })?;
+    let key =
+        u64::try_from(res.last_insert_rowid()).map_err(|_| Error::backend("negative rowid"))?;
+    write_entities(tx, key, m).await?;
+    Ok(key)
+}
+
+async fn write_entities(tx: &mut Transaction<'_, Sqlite>, key: u64, m: &Memory) -> Result<()> {
+    sqlx::query("DELETE FROM memory_entities WHERE memory_rowid = ?")
+        .bind(key_i64(key)?)
+        .execute(&mut **tx)
+        .await
+        .map_err(db_err)?;
+    for (k, v) in &m.entities {
+        sqlx::query("INSERT INTO memory_entities (memory_rowid, key, value) VALUES (?, ?, ?)")
+            .bind(key_i64(key)?)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await
+            .map_err(db_err)?;
+    }
+    Ok(())
+}
+
+/// Loads the filter metadata and vectors of every row.
+async fn load_state(pool: &SqlitePool, space: &EmbeddingSpace) -> Result<State> {
+    let mut state = State::new(space.dim);
+    let sql = format!("SELECT {MEMORY_COLUMNS}, vector FROM memories ORDER BY rowid");
+    let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch(pool);
+    while let Some(row) = rows.try_next().await.map_err(db_err)? {
+        let key = row_key(&row)?;
+        let m = memory_from_row(&row)?;
+        let blob: Vec<u8> = row.try_get("vector").map_err(db_err)?;
+        let v = decode_vector(&blob)?;
+        if v.len() != space.dim {
+            return Err(Error::new(
+                ErrorKind::EmbeddingMismatch,
+                format!(
+                    "memory {} has a {}-dimensional vector but the store records {space}; run `hindsight reembed`",
+                    m.id,
+                    v.len()
+                ),
+            ));
+        }
+        state.upsert(key, RowMeta::of(&m), Some(&v));
+    }
+    Ok(state)
+}
+
+/// Rebuilds the keyword index from SQLite when its watermark or size disagrees with the database.
+async fn sync_keyword_index(pool: &SqlitePool, keyword: &KeywordIndex) -> Result<()> {
+    let generation = generation(pool).await?;
+    let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM memories")
+        .fetch_one(pool)
+        .await
+        .map_err(db_err)?
+        .try_get("n")
+        .map_err(db_err)?;
+    if keyword.watermark() == Some(generation)
+        && i64::try_from(keyword.num_docs()).ok() == Some(count)
+    {
+        return Ok(());
+    }
+    tracing::info!(
+        index_generation = ?keyword.watermark(),
+        db_generation = generation,
+        rows = count,
+        "keyword index lags the database; rebuilding"
+    );
+    keyword.clear()?;
+    let mut rows =
+        sqlx::query("SELECT rowid, namespace, content, context FROM memories ORDER BY rowid")
+            .fetch(pool);
+    while let Some(row) = rows.try_next().await.map_err(db_err)? {
+        let key = row_key(&row)?;
+        let ns: String = row.try_get("namespace").map_err(db_err)?;
+        let content: String = row.try_get("content").map_err(db_err)?;
+        let context: String = row.try_get("context").map_err(db_err)?;
+        keyword.add(key, &ns, &hindsight_core::index_text(&content, &context))?;
+    }
+    keyword.commit_with_watermark(generation)?;
+    Ok(())
+}
+
+/// The embedding space recorded in `<data_dir>/hindsight.db`, or `None` when there is no database
+/// (or it has never recorded one).
+pub async fn stored_space(data_dir: &Path) -> Result<Option<EmbeddingSpace>> {
+    if !data_dir.join(DB_FILE).exists() {
+        return Ok(None);
+    }
+    let pool = connect_file(data_dir, false).await?;
+    let space = read_space(&pool).await;
+    pool.close().await;
+    space
+}
+
+impl SqliteStore {
+    /// Opens (or creates) `<data_dir>/hindsight.db` for vectors of `space`.
+    ///
+    /// Fails with [`ErrorKind::EmbeddingMismatch`] when the database holds vectors of another model
+    /// or dimension (run `hindsight reembed`). Rebuilds the keyword index under
+    /// `<data_dir>/tantivy/` if it lags the database or is missing.
+    pub async fn open(data_dir: &Path, space: EmbeddingSpace) -> Result<Self> {
+        let pool = connect_file(data_dir, true).await?;
+        match read_space(&pool).await? {
+            Some(stored) if stored != space => {
+                pool.close().await;
+                return Err(Error::new(
+                    ErrorKind::EmbeddingMismatch,
+                    mismatch_message(&data_dir.join(DB_FILE), &stored, &space),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                let mut tx = pool.begin().await.map_err(db_err)?;
+                write_space(&mut tx, &space).await?;
+                tx.commit().await.map_err(db_err)?;
+            }
+        }
+        let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
+        Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf())).await
+    }
+
+    /// Opens an existing store in whatever embedding space it records, for [`SqliteStore::reembed`].
+    /// Fails with `NotFound` when there is no database or it records no space.
+    pub async fn open_for_reembed(data_dir: &Path) -> Result<Self> {
+        if !data_dir.join(DB_FILE).exists() {
+            return Err(Error::not_found(format!(
+                "no hindsight database at {}",
+                data_dir.join(DB_FILE).display()
+            )));
+        }
+        let pool = connect_file(data_dir, false).await?;
+        let Some(space) = read_space(&pool).await? else {
+            pool.close().await;
+            return Err(Error::not_found(format!(
+                "{} records no embedding space",
+                data_dir.join(DB_FILE).display()
+            )));
+        };
+        let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
+        Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf())).await
+    }
+
+    /// A store that lives in memory only (SQLite `:memory:`, keyword index in RAM). For tests.
+    pub async fn open_in_memory(space: EmbeddingSpace) -> Result<Self> {
+        let pool = connect_memory().await?;
+        let mut tx = pool.begin().await.map_err(db_err)?;
+        write_space(&mut tx, &space).await?;
+        tx.commit().await.map_err(db_err)?;
+        let keyword = KeywordIndex::open_in_ram()?;
+        Self::assemble(pool, space, keyword, None).await
+    }
+
+    async fn assemble(
+        pool: SqlitePool,
+        space: EmbeddingSpace,
+        keyword: KeywordIndex,
+        data_dir: Option<PathBuf>,
+    ) -> Result<Self> {
+        let state = load_state(&pool, &space).await?;
+        sync_keyword_index(&pool, &keyword).await?;
+        tracing::debug!(rows = state.rows.len(), %space, "sqlite store opened");
+        Ok(SqliteStore {
+            pool,
+            space,
+            state: RwLock::new(state),
+            keyword,
+            write_lock: tokio::sync::Mutex::new(()),
+            data_dir,
+        })
+    }
+
+    /// The data directory, `None` for an in-memory store.
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
+    }
+
+    /// Re-embeds every memory into `new_space` and returns the store reopened in it.
+    ///
+    /// `batch_embed` receives the index texts of a page of memories and must return one vector of
+    /// `new_space.dim` per text (they are L2-normalised here). `progress(done, total)` is called after
+    /// each page. All vectors and the recorded space change in one transaction: if anything fails
+    /// (or the process dies), the store stays entirely in its old space. The transaction holds
+    /// SQLite's write lock while it runs, so other writers wait.
+    pub async fn reembed(
+        self,
+        new_space: EmbeddingSpace,
+        mut batch_embed: impl FnMut(&[String]) -> Result<Vec<Vec<f32>>>,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<SqliteStore> {
+        if new_space.dim == 0 {
+            return Err(Error::invalid(
+                "dim",
+                "embedding dimension must be positive",
+            ));
+        }
+        let _w = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM memories")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .try_get("n")
+            .map_err(db_err)?;
+        let total = usize::try_from(total).unwrap_or(0);
+        let mut done = 0usize;
+        let mut after: i64 = 0;
+        loop {
+            let rows = sqlx::query("SELECT rowid, content, context FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?")
+                .bind(after)
+                .bind(PAGE)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            if rows.is_empty() {
+                break;
+            }
+            let mut keys = Vec::with_capacity(rows.len());
+            let mut texts = Vec::with_capacity(rows.len());
+            for row in &rows {
+                keys.push(row.try_get::<i64, _>("rowid").map_err(db_err)?);
+                let content: String = row.try_get("content").map_err(db_err)?;
+                let context: String = row.try_get("context").map_err(db_err)?;
+                texts.push(hindsight_core::index_text(&content, &context));
+            }
+            let vectors = batch_embed(&texts)?;
+            if vectors.len() != texts.len() {
+                return Err(Error::backend(format!(
+                    "embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    texts.len()
+                )));
+            }
+            for (key, mut v) in keys.iter().zip(vectors) {
+                check_dim(&new_space, &v, "re-embedded vector")?;
+                l2_normalize(&mut v);
+                sqlx::query("UPDATE memories SET vector = ?, embedding_model = ? WHERE rowid = ?")
+                    .bind(encode_vector(&v))
+                    .bind(&new_space.model)
+                    .bind(key)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+            }
+            after = keys.last().copied().unwrap_or(after);
+            done += keys.len();
+            progress(done, total);
+        }
+        write_space(&mut tx, &new_space).await?;
+        tx.commit().await.map_err(db_err)?;
+        tracing::info!(memories = done, from = %self.space, to = %new_space, "re-embedded store");
+        drop(_w);
+        let SqliteStore {
+            pool,
+            keyword,
+            data_dir,
+            ..
+        } = self;
+        Self::assemble(pool, new_space, keyword, data_dir).await
+    }
+
+    fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {
+        self.state.read().map_err(|_| poisoned())
+    }
+
+    fn write_state(&self) -> Result<RwLockWriteGuard<'_, State>> {
+        self.state.write().map_err(|_| poisoned())
+    }
+
+    /// Full memories for `keys` (any order; missing keys skipped), keyed by rowid.
+    async fn memories_by_key(&self, keys: &[u64]) -> Result<HashMap<u64, Memory>> {
+        let mut out = HashMap::with_capacity(keys.len());
+        for chunk in keys.chunks(IN_CHUNK) {
+            let mut qb = QueryBuilder::<Sqlite>::new(format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid IN ("
+            ));
+            let mut sep = qb.separated(", ");
+            for &k in chunk {
+                sep.push_bind(key_i64(k)?);
+            }
+            qb.push(")");
+            for row in qb.build().fetch_all(&self.pool).await.map_err(db_err)? {
+                out.insert(row_key(&row)?, memory_from_row(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn fetch_one_memory(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+    ) -> Result<Option<(u64, Memory)>> {
+        let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND id = ?");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(ns.as_str())
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_err)?;
+        row.map(|r| Ok((row_key(&r)?, memory_from_row(&r)?)))
+            .transpose()
+    }
+
+    fn hits_from_keys(&self, keyed: Vec<(u64, f32)>) -> Result<PathHits> {
+        let state = self.read_state()?;
+        Ok(keyed
+            .into_iter()
+            .filter_map(|(k, score)| {
+                state.rows.get(&k).map(|m| PathHit {
+                    id: m.id.clone(),
+                    score,
+                })
+            })
+            .collect())
+    }
+
+    /// Row keys in `ns` whose entity values match the structured query's identifiers or entities.
+    async fn entity_candidates(
+        &self,
+        ns: &Namespace,
+        q: &StructuredQuery,
+        out: &mut HashSet<u64>,
+    ) -> Result<()> {
+        for ident in &q.identifiers {
+            let rows = sqlx::query(
+                "SELECT DISTINCT e.memory_rowid AS k FROM memory_entities e JOIN memories m ON m.rowid = e.memory_rowid \
+                 WHERE m.namespace = ? AND e.value = ?",
+            )
+            .bind(ns.as_str())
+            .bind(ident)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err)?;
+            collect_keys(&rows, out)?;
+        }
+        for (k, v) in &q.entities {
+            let rows = sqlx::query(
+                "SELECT e.memory_rowid AS k FROM memory_entities e JOIN memories m ON m.rowid = e.memory_rowid \
+                 WHERE m.namespace = ? AND e.key = ? AND e.value = ?",
+            )
+            .bind(ns.as_str())
+            .bind(k)
+            .bind(v)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err)?;
+            collect_keys(&rows, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn collect_keys(rows: &[sqlx::sqlite::SqliteRow], out: &mut HashSet<u64>) -> Result<()> {
+    for row in rows {
+        let k: i64 = row.try_get("k").map_err(db_err)?;
+        out.insert(u64::try_from(k).map_err(|_| Error::backend("negative rowid"))?);
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn embedding_space(&self) -> &EmbeddingSpace {
+        &self.space
+    }
+
+    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        validate_memory(memory)?;
+        check_dim(&self.space, vector, "vector")?;
+        let _w = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let key = insert_row(&mut tx, memory, vector).await?;
+        let generation = bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(db_err)?;
+        self.write_state()?
+            .upsert(key, RowMeta::of(memory), Some(vector));
+        self.keyword
+            .add(key, memory.namespace.as_str(), &memory.index_text())
+            .map_err(index_lag)?;
+        self.keyword
+            .commit_with_watermark(generation)
+            .map_err(index_lag)?;
+        Ok(())
+    }
+
+    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        for (i, (m, v)) in items.iter().enumerate() {
+            validate_memory(m)
+                .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
+            check_dim(&self.space, v, &format!("vector of item {i} ({})", m.id))?;
+        }
+        let _w = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut keys = Vec::with_capacity(items.len());
+        for (m, v) in items {
+            keys.push(insert_row(&mut tx, m, v).await?);
+        }
+        let generation = bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(db_err)?;
+        {
+            let mut state = self.write_state()?;
+            for (key, (m, v)) in keys.iter().zip(items) {
+                state.upsert(*key, RowMeta::of(m), Some(v));
+            }
+        }
+        for (key, (m, _)) in keys.iter().zip(items) {
+            self.keyword
+                .add(*key, m.namespace.as_str(), &m.index_text())
+                .map_err(index_lag)?;
+        }
+        self.keyword
+            .commit_with_watermark(generation)
+            .map_err(index_lag)?;
+        Ok(())
+    }
+
+    async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
+        Ok(self.fetch_one_memory(ns, id).await?.map(|(_, m)| m))
+    }
+
+    async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let mut found: HashMap<String, Memory> = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(IN_CHUNK) {
+            let mut qb = QueryBuilder::<Sqlite>::new(format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = "
+            ));
+            qb.push_bind(ns.as_str().to_owned());
+            qb.push(" AND id IN (");
+            let mut sep = qb.separated(", ");
+            for id in chunk {
+                sep.push_bind(id.as_str().to_owned());
+            }
+            qb.push(")");
+            for row in qb.build().fetch_all(&self.pool).await.map_err(db_err)? {
+                let m = memory_from_row(&row)?;
+                found.insert(m.id.0.clone(), m);
+            }
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| found.get(id.as_str()).cloned())
+            .collect())
+    }
+
+    async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
+        let row = sqlx::query("SELECT vector FROM memories WHERE namespace = ? AND id = ?")
+            .bind(ns.as_str())
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_err)?;
+        row.map(|r| decode_vector(&r.try_get::<Vec<u8>, _>("vector").map_err(db_err)?))
+            .transpose()
+    }
+
+    async fn update(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+    ) -> Result<Memory> {
+        patch.validate()?;
+        if let Some(v) = vector {
+            check_dim(&self.space, v, "vector")?;
+        }
+        let _w = self.write_lock.lock().await;
+        let Some((key, mut m)) = self.fetch_one_memory(ns, id).await? else {
+            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
+        };
+        patch.apply(&mut m);
+        let text_changed = patch.changes_text();
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let sql = format!(
+            "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
+             vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&m.content)
+            .bind(tags_json(&m.tags)?)
+            .bind(&m.context)
+            .bind(entities_json(&m.entities)?)
+            .bind(f64::from(m.importance))
+            .bind(m.kind.as_str())
+            .bind(m.outcome.map(|o| o.as_str()))
+            .bind(vector.map(encode_vector))
+            .bind(key_i64(key)?)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        // Re-read so counters bumped concurrently (access_count, usefulness) are current.
+        let m = memory_from_row(&row)?;
+        if patch.entities.is_some() {
+            write_entities(&mut tx, key, &m).await?;
+        }
+        let generation = if text_changed {
+            Some(bump_generation(&mut tx).await?)
+        } else {
+            None
+        };
+        tx.commit().await.map_err(db_err)?;
+        self.write_state()?.upsert(key, RowMeta::of(&m), vector);
+        if let Some(generation) = generation {
+            self.keyword.delete(key).map_err(index_lag)?;
+            self.keyword
+                .add(key, ns.as_str(), &m.index_text())
+                .map_err(index_lag)?;
+            self.keyword
+                .commit_with_watermark(generation)
+                .map_err(index_lag)?;
+        }
+        Ok(m)
+    }
+
+    async fn set_status(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        status: Status,
+        reason: Option<&str>,
+        superseded_by: Option<&MemoryId>,
+    ) -> Result<Memory> {
+        let _w = self.write_lock.lock().await;
+        let sql = format!(
+            "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
+             RETURNING {MEMORY_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(status.as_str())
+            .bind(reason)
+            .bind(superseded_by.map(MemoryId::as_str))
+            .bind(ns.as_str())
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_err)?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let key = row_key(&row)?;
+        let m = memory_from_row(&row)?;
+        self.write_state()?.set_status(key, m.status);
+        Ok(m)
+    }
+
+    async fn record_access(
+        &self,
+        ns: &Namespace,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        let at = to_nanos("at", at)?;
+        for chunk in ids.chunks(IN_CHUNK) {
+            // One statement per chunk: SQLite applies it atomically, so concurrent callers never
+            // lose increments.
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ",
+            );
+            qb.push_bind(at);
+            qb.push(" WHERE namespace = ");
+            qb.push_bind(ns.as_str().to_owned());
+            qb.push(" AND id IN (");
+            let mut sep = qb.separated(", ");
+            for id in chunk {
+                sep.push_bind(id.as_str().to_owned());
+            }
+            qb.push(")");
+            qb.build().execute(&self.pool).await.map_err(db_err)?;
+        }
+        Ok(())
+    }
+
+    async fn add_usefulness(&self, ns: &Namespace, id: &MemoryId, delta: f32) -> Result<Memory> {
+        if !delta.is_finite() {
+            return Err(Error::invalid(
+                "delta",
+                format!("must be finite, got {delta}"),
+            ));
+        }
+        let sql = format!(
+            "UPDATE memories SET usefulness = usefulness + ? WHERE namespace = ? AND id = ? RETURNING {MEMORY_COLUMNS}"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(f64::from(delta))
+            .bind(ns.as_str())
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_err)?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        memory_from_row(&row)
+    }
+
+    async fn purge_forgotten(
+        &self,
+        ns: &Namespace,
+        ids: Option<&[MemoryId]>,
+    ) -> Result<Vec<MemoryId>> {
+        if ids.is_some_and(<[MemoryId]>::is_empty) {
+            return Ok(Vec::new());
+        }
+        let _w = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut doomed: Vec<(i64, String)> = Vec::new();
+        let chunks: Vec<Option<&[MemoryId]>> = match ids {
+            None => vec![None],
+            Some(ids) => ids.chunks(IN_CHUNK).map(Some).collect(),
+        };
+        for chunk in chunks {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "SELECT rowid, id FROM memories WHERE status = 'forgotten' AND namespace = ",
+            );
+            qb.push_bind(ns.as_str().to_owned());
+            if let Some(chunk) = chunk {
+                qb.push(" AND id IN (");
+                let mut sep = qb.separated(", ");
+                for id in chunk {
+                    sep.push_bind(id.as_str().to_owned());
+                }
+                qb.push(")");
+            }
+            for row in qb.build().fetch_all(&mut *tx).await.map_err(db_err)? {
+                doomed.push((
+                    row.try_get("rowid").map_err(db_err)?,
+                    row.try_get("id").map_err(db_err)?,
+                ));
+            }
+        }
+        doomed.sort_by(|a, b| a.1.cmp(&b.1));
+        doomed.dedup_by(|a, b| a.0 == b.0);
+        if doomed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = to_nanos("now", Utc::now())?;
+        for (key, id) in &doomed {
+            sqlx::query("DELETE FROM memory_entities WHERE memory_rowid = ?")
+                .bind(key)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            sqlx::query("DELETE FROM memories WHERE rowid = ? AND status = 'forgotten'")
+                .bind(key)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            sqlx::query("INSERT INTO audit_log (memory_id, namespace, at, action) VALUES (?, ?, ?, 'purge')")
+                .bind(id)
+                .bind(ns.as_str())
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+        }
+        let generation = bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(db_err)?;
+        {
+            let mut state = self.write_state()?;
+            for (key, _) in &doomed {
+                state.remove(*key as u64);
+            }
+        }
+        for (key, _) in &doomed {
+            self.keyword.delete(*key as u64).map_err(index_lag)?;
+        }
+        self.keyword
+            .commit_with_watermark(generation)
+            .map_err(index_lag)?;
+        tracing::info!(namespace = %ns, purged = doomed.len(), "purged forgotten memories");
+        Ok(doomed.into_iter().map(|(_, id)| MemoryId(id)).collect())
+    }
+
+    async fn vector_search(
+        &self,
+        ns: &Namespace,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        check_dim(&self.space, query, "query vector")?;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let state = self.read_state()?;
+        let keyed = state.vector_search(ns.as_str(), query, k, filter);
+        Ok(keyed
+            .into_iter()
+            .filter_map(|(key, score)| {
+                state.rows.get(&key).map(|m| PathHit {
+                    id: m.id.clone(),
+                    score,
+                })
+            })
+            .collect())
+    }
+
+    async fn keyword_search(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let keyed = {
+            let state = self.read_state()?;
+            self.keyword.search(ns.as_str(), query, k, &|key| {
+                state.admits(key, ns.as_str(), filter)
+            })?
+        };
+        self.hits_from_keys(keyed)
+    }
+
+    async fn structured_search(
+        &self,
+        ns: &Namespace,
+        query: &StructuredQuery,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        if k == 0 || query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut candidates = HashSet::new();
+        self.entity_candidates(ns, query, &mut candidates).await?;
+        if let Some(range) = query.time_range {
+            let rows = sqlx::query("SELECT rowid AS k FROM memories WHERE namespace = ? AND created_at >= ? AND created_at < ?")
+                .bind(ns.as_str())
+                .bind(to_nanos("time_range.start", range.start)?)
+                .bind(to_nanos("time_range.end", range.end)?)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db_err)?;
+            collect_keys(&rows, &mut candidates)?;
+        }
+        if !query.has_selective_signal() && (!query.tags.is_empty() || !query.kinds.is_empty()) {
+            // Tag/kind hints alone: newest matching memories only, so a hint never enumerates a namespace.
+            let cap = k.saturating_mul(10);
+            let mut qb =
+                QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
+            qb.push_bind(ns.as_str().to_owned());
+            qb.push(" AND (0");
+            if !query.kinds.is_empty() {
+                qb.push(" OR kind IN (");
+                let mut sep = qb.separated(", ");
+                for kind in &query.kinds {
+                    sep.push_bind(kind.as_str());
+                }
+                qb.push(")");
+            }
+            for tag in &query.tags {
+                qb.push(" OR EXISTS (SELECT 1 FROM json_each(memories.tags) j WHERE j.value = ");
+                qb.push_bind(tag.clone());
+                qb.push(" COLLATE NOCASE)");
+            }
+            qb.push(") ORDER BY created_at DESC, id ASC");
+            let mut found = 0usize;
+            let query_built = qb.build();
+            let mut rows = query_built.fetch(&self.pool);
+            while let Some(row) = rows.try_next().await.map_err(db_err)? {
+                let key = u64::try_from(row.try_get::<i64, _>("k").map_err(db_err)?)
+                    .map_err(|_| Error::backend("negative rowid"))?;
+                if self.read_state()?.admits(key, ns.as_str(), filter) {
+                    candidates.insert(key);
+                    found += 1;
+                    if found >= cap {
+                        break;
+                    }
+                }
+            }
+        }
+        // Cheap pre-filter on the in-memory metadata, then the reference semantics on full rows.
+        let keys: Vec<u64> = {
+            let state = self.read_state()?;
+            candidates
+                .into_iter()
+                .filter(|&key| state.admits(key, ns.as_str(), filter))
+                .collect()
+        };
+        let memories = self.memories_by_key(&keys).await?;
+        let mut scored: Vec<(f32, Memory)> = memories
+            .into_values()
+            .filter(|m| m.namespace == *ns && filter.matches(m))
+            .map(|m| (query.score(&m), m))
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.created_at.cmp(&a.1.created_at))
+                .then(a.1.id.cmp(&b.1.id))
+        });
+        scored.truncate(k);
+        Ok(scored
+            .into_iter()
+            .map(|(score, m)| PathHit { id: m.id, score })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        ns: &Namespace,
+        after: Option<&MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(ns.as_str())
+            .bind(after.map_or("", MemoryId::as_str))
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err)?;
+        rows.iter().map(memory_from_row).collect()
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        let rows = sqlx::query("SELECT DISTINCT namespace FROM memories ORDER BY namespace")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err)?;
+        rows.iter()
+            .map(|r| Ok(Namespace(r.try_get("namespace").map_err(db_err)?)))
+            .collect()
+    }
+
+    async fn stats(&self) -> Result<StoreStats> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS total, COALESCE(SUM(status = 'active'), 0) AS active, COUNT(DISTINCT namespace) AS ns FROM memories",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db_err)?;
+        let get = |c: &str| -> Result<u64> {
+            let v: i64 = row.try_get(c).map_err(db_err)?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        };
+        Ok(StoreStats {
+            memories: get("total")?,
+            active: get("active")?,
+            namespaces: get("ns")?,
+        })
+    }
+
+    async fn flush(&self) -> Result<()> {
+        let _w = self.write_lock.lock().await;
+        self.keyword.commit()?;
+        if self.data_dir.is_some() {
+            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&self.pool)
+                .await
+                .map_err(db_err)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,747 @@
+//! Behaviour of the embedded SQLite store: persistence, rebuilds, embedding-space checks,
+//! lifecycle and the three retrieval paths.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use hindsight_core::{
+    EmbeddingSpace, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
+    Outcome, Source, Status, Store, StructuredQuery, TimeRange, l2_normalize,
+};
+use hindsight_store_sqlite::{SqliteStore, TANTIVY_DIR, stored_space};
+
+const DIM: usize = 4;
+
+fn space() -> EmbeddingSpace {
+    EmbeddingSpace {
+        model: "test-model".into(),
+        dim: DIM,
+    }
+}
+
+fn t0() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_750_000_000, 123_456_789).expect("valid time")
+}
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s)
+}
+
+fn mem(namespace: &str, id: &str, content: &str) -> Memory {
+    Memory {
+        id: MemoryId::new(id),
+        namespace: ns(namespace),
+        kind: MemoryKind::Semantic,
+        content: content.into(),
+        tags: vec![],
+        context: String::new(),
+        entities: BTreeMap::new(),
+        importance: 0.7,
+        source: Source::User,
+        created_at: t0(),
+        last_accessed_at: t0(),
+        access_count: 0,
+        usefulness: 0.0,
+        status: Status::Active,
+        status_reason: None,
+        superseded_by: None,
+        task_id: None,
+        task_type: None,
+        outcome: None,
+        embedding_model: "test-model".into(),
+    }
+}
+
+fn vec_of(v: [f32; DIM]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    l2_normalize(&mut v);
+    v
+}
+
+fn ids(hits: &[hindsight_core::PathHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.id.as_str()).collect()
+}
+
+/// Three memories in `a`, one in `b`.
+async fn seed(store: &SqliteStore) {
+    let mut m1 = mem("a", "m1", "上周完成了数据库迁移，没有停机");
+    m1.entities.insert("ticket".into(), "OPS-77".into());
+    let mut m2 = mem(
+        "a",
+        "m2",
+        "The payment API is rate limited to 60 calls per minute",
+    );
+    m2.tags = vec!["api".into()];
+    m2.created_at = t0() - Duration::days(10);
+    let mut m3 = mem("a", "m3", "Order ORD-88231 was delivered late");
+    m3.entities.insert("order_id".into(), "ORD-88231".into());
+    m3.kind = MemoryKind::Episodic;
+    m3.outcome = Some(Outcome::Failure);
+    let m4 = mem("b", "m4", "数据库迁移 in namespace b about payment");
+    store
+        .insert(&m1, &vec_of([1.0, 0.0, 0.0, 0.0]))
+        .await
+        .expect("insert m1");
+    store
+        .insert_batch(&[
+            (m2, vec_of([0.0, 1.0, 0.0, 0.0])),
+            (m3, vec_of([0.7, 0.7, 0.0, 0.0])),
+            (m4, vec_of([1.0, 0.0, 0.0, 0.0])),
+        ])
+        .await
+        .expect("insert batch");
+}
+
+#[tokio::test]
+async fn insert_get_and_round_trip_exactly() {
+    let store = SqliteStore::open_in_memory(space()).await.expect("open");
+    let mut m = mem("a", "x", "content");
+    m.tags = vec!["t1".into(), "t2".into()];
+    m.context = "when deploying".into();
+    m.entities.insert("user_id".into(), "u-1".into());
+    m.task_id = Some("task-9".into());
+    m.task_type = Some(hindsight_core::TaskType::Modify);
+    m.outcome = Some(Outcome::Partial);
+    m.status_reason = Some("why".into());
+    m.importance = 0.33;
+    m.usefulness = -1.5;
+    m.access_count = 7;
+    let v = vec_of([0.1, 0.2, 0.3, 0.4]);
+    store.insert(&m, &v).await.expect("insert");
+    assert_eq!(
+        store.get(&ns("a"), &m.id).await.expect("get"),
+        Some(m.clone())
+    );
+    assert_eq!(
+        store.get(&ns("b"), &m.id).await.expect("get other ns"),
+        None
+    );
+    assert_eq!(
+        store.get_vector(&ns("a"), &m.id).await.expect("vector"),
+        Some(v.clone())
+    );
+    let err = store.insert(&m, &v).await.expect_err("duplicate id");
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    let err = store
+        .insert(&mem("a", "y", "c"), &[1.0, 0.0])
+        .await
+        .expect_err("wrong dim");
+    assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
+}
+
+#[tokio::test]
+async fn three_paths_find_what_they_should() {
+    let store = SqliteStore::open_in_memory(space()).await.expect("open");
+    seed(&store).await;
+    let f = Filter::default();
+
+    let hits = store
+        .vector_search(&ns("a"), &vec_of([1.0, 0.1, 0.0, 0.0]), 2, &f)
+        .await
+        .expect("vector");
+    assert_eq!(ids(&hits), vec!["m1", "m3"]);
+    assert!(hits[0].score > hits[1].score && hits[0].score <= 1.0001);
+    let err = store
+        .vector_search(&ns("a"), &[1.0, 0.0], 2, &f)
+        .await
+        .expect_err("wrong dim");
+    assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
+
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "数据库迁移", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m1"]
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("b"), "数据库迁移", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m4"]
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "88231", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m3"]
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "PAYMENT (AND", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m2"]
+    );
+
+    let q = StructuredQuery {
+        identifiers: vec!["ord-88231".into()],
+        ..Default::default()
+    };
+    let hits = store
+        .structured_search(&ns("a"), &q, 5, &f)
+        .await
+        .expect("structured");
+    assert_eq!(ids(&hits), vec!["m3"]);
+    assert_eq!(
+        hits[0].score,
+        StructuredQuery::score(
+            &q,
+            &store
+                .get(&ns("a"), &"m3".into())
+                .await
+                .expect("get")
+                .expect("exists")
+        )
+    );
+    // Same identifier in another namespace finds nothing.
+    assert!(
+        store
+            .structured_search(&ns("b"), &q, 5, &f)
+            .await
+            .expect("structured")
+            .is_empty()
+    );
+
+    // Time range: m2 is 10 days older than the others.
+    let range = TimeRange {
+        start: t0() - Duration::days(1),
+        end: t0() + Duration::days(1),
+    };
+    let q = StructuredQuery {
+        time_range: Some(range),
+        entities: BTreeMap::from([("ticket".into(), "ops-77".into())]),
+        ..Default::default()
+    };
+    let hits = store
+        .structured_search(&ns("a"), &q, 5, &f)
+        .await
+        .expect("structured");
+    // m1: entity + time (1.5); m3: time only (0.5).
+    assert_eq!(ids(&hits), vec!["m1", "m3"]);
+    assert!(hits[0].score > hits[1].score);
+
+    // Tag / kind hints alone (no selective signal).
+    let q = StructuredQuery {
+        tags: vec!["API".into()],
+        kinds: vec![MemoryKind::Episodic],
+        ..Default::default()
+    };
+    let hits = store
+        .structured_search(&ns("a"), &q, 5, &f)
+        .await
+        .expect("structured");
+    // Equal scores (0.25): newest first, so m3 (t0) before m2 (t0 - 10d).
+    assert_eq!(ids(&hits), vec!["m3", "m2"]);
+
+    // Filters apply to every path.
+    let warn_only = Filter {
+        outcomes: vec![Outcome::Failure],
+        ..Filter::default()
+    };
+    assert_eq!(
+        ids(&store
+            .vector_search(&ns("a"), &vec_of([1.0, 0.0, 0.0, 0.0]), 5, &warn_only)
+            .await
+            .expect("v")),
+        vec!["m3"]
+    );
+    assert!(
+        store
+            .keyword_search(&ns("a"), "payment", 5, &warn_only)
+            .await
+            .expect("kw")
+            .is_empty()
+    );
+    let q = StructuredQuery {
+        time_range: Some(range),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&store
+            .structured_search(&ns("a"), &q, 5, &warn_only)
+            .await
+            .expect("s")),
+        vec!["m3"]
+    );
+}
+
+#[tokio::test]
+async fn status_update_and_text_changes_reach_every_index() {
+    let store = SqliteStore::open_in_memory(space()).await.expect("open");
+    seed(&store).await;
+    let f = Filter::default();
+    let a = ns("a");
+    store
+        .set_status(
+            &a,
+            &"m1".into(),
+            Status::Superseded,
+            Some("newer fact"),
+            Some(&"m3".into()),
+        )
+        .await
+        .expect("status");
+    let got = store
+        .get(&a, &"m1".into())
+        .await
+        .expect("get")
+        .expect("exists");
+    assert_eq!(
+        (got.status, got.superseded_by.as_ref().map(MemoryId::as_str)),
+        (Status::Superseded, Some("m3"))
+    );
+    assert!(
+        !ids(&store
+            .vector_search(&a, &vec_of([1.0, 0.0, 0.0, 0.0]), 5, &f)
+            .await
+            .expect("v"))
+        .contains(&"m1")
+    );
+    assert!(
+        store
+            .keyword_search(&a, "数据库迁移", 5, &f)
+            .await
+            .expect("kw")
+            .is_empty()
+    );
+    let any = Filter {
+        statuses: Status::ALL.to_vec(),
+        ..Filter::default()
+    };
+    assert_eq!(
+        ids(&store
+            .keyword_search(&a, "数据库迁移", 5, &any)
+            .await
+            .expect("kw")),
+        vec!["m1"]
+    );
+
+    let patch = MemoryPatch {
+        content: Some("Shipping uses SF Express".into()),
+        entities: Some(BTreeMap::from([("carrier".into(), "SF".into())])),
+        ..Default::default()
+    };
+    let updated = store
+        .update(
+            &a,
+            &"m2".into(),
+            &patch,
+            Some(&vec_of([0.0, 0.0, 1.0, 0.0])),
+        )
+        .await
+        .expect("update");
+    assert_eq!(updated.content, "Shipping uses SF Express");
+    assert!(
+        store
+            .keyword_search(&a, "payment", 5, &f)
+            .await
+            .expect("kw")
+            .is_empty()
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&a, "express", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m2"]
+    );
+    assert_eq!(
+        ids(&store
+            .vector_search(&a, &vec_of([0.0, 0.0, 1.0, 0.0]), 1, &f)
+            .await
+            .expect("v")),
+        vec!["m2"]
+    );
+    let q = StructuredQuery {
+        identifiers: vec!["sf".into()],
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&store.structured_search(&a, &q, 5, &f).await.expect("s")),
+        vec!["m2"]
+    );
+    let err = store
+        .update(&a, &"nope".into(), &patch, None)
+        .await
+        .expect_err("missing");
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    let err = store
+        .update(&ns("b"), &"m2".into(), &patch, None)
+        .await
+        .expect_err("other namespace");
+    assert_eq!(err.kind, ErrorKind::NotFound);
+
+    let m = store
+        .add_usefulness(&a, &"m3".into(), 1.0)
+        .await
+        .expect("useful");
+    let m2 = store
+        .add_usefulness(&a, &"m3".into(), -0.5)
+        .await
+        .expect("useful");
+    assert_eq!((m.usefulness, m2.usefulness), (1.0, 0.5));
+}
+
+#[tokio::test]
+async fn purge_deletes_only_forgotten_and_audits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+    seed(&store).await;
+    let a = ns("a");
+    store
+        .set_status(
+            &a,
+            &"m1".into(),
+            Status::Forgotten,
+            Some("user asked"),
+            None,
+        )
+        .await
+        .expect("forget");
+    store
+        .set_status(&a, &"m2".into(), Status::Deprecated, None, None)
+        .await
+        .expect("deprecate");
+    // Asking to purge a non-forgotten id does nothing to it.
+    assert!(
+        store
+            .purge_forgotten(&a, Some(&["m2".into()]))
+            .await
+            .expect("purge")
+            .is_empty()
+    );
+    let purged = store.purge_forgotten(&a, None).await.expect("purge");
+    assert_eq!(purged, vec![MemoryId::new("m1")]);
+    assert_eq!(store.get(&a, &"m1".into()).await.expect("get"), None);
+    assert!(store.get(&a, &"m2".into()).await.expect("get").is_some());
+    let any = Filter {
+        statuses: Status::ALL.to_vec(),
+        ..Filter::default()
+    };
+    assert!(
+        store
+            .keyword_search(&a, "数据库迁移", 5, &any)
+            .await
+            .expect("kw")
+            .is_empty()
+    );
+    assert!(
+        !ids(&store
+            .vector_search(&a, &vec_of([1.0, 0.0, 0.0, 0.0]), 5, &any)
+            .await
+            .expect("v"))
+        .contains(&"m1")
+    );
+    assert!(
+        store
+            .purge_forgotten(&a, None)
+            .await
+            .expect("purge again")
+            .is_empty()
+    );
+    drop(store);
+
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("hindsight.db").display()
+    ))
+    .await
+    .expect("connect");
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT memory_id, namespace, action FROM audit_log")
+            .fetch_all(&pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        rows,
+        vec![("m1".to_owned(), "a".to_owned(), "purge".to_owned())]
+    );
+    let (entities,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM memory_entities WHERE key = 'ticket'")
+            .fetch_one(&pool)
+            .await
+            .expect("count");
+    assert_eq!(entities, 0);
+}
+
+#[tokio::test]
+async fn reopen_keeps_everything_and_rejects_other_embedding_space() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        seed(&store).await;
+        store
+            .set_status(&ns("a"), &"m2".into(), Status::Quarantined, None, None)
+            .await
+            .expect("status");
+        store.flush().await.expect("flush");
+    }
+    assert_eq!(
+        stored_space(dir.path()).await.expect("stored space"),
+        Some(space())
+    );
+    let store = SqliteStore::open(dir.path(), space())
+        .await
+        .expect("reopen");
+    let f = Filter::default();
+    let stats = store.stats().await.expect("stats");
+    assert_eq!((stats.memories, stats.active, stats.namespaces), (4, 3, 2));
+    assert_eq!(
+        store.namespaces().await.expect("ns"),
+        vec![ns("a"), ns("b")]
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "88231", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m3"]
+    );
+    assert_eq!(
+        ids(&store
+            .vector_search(&ns("a"), &vec_of([0.0, 1.0, 0.0, 0.0]), 1, &f)
+            .await
+            .expect("v")),
+        vec!["m3"]
+    );
+    let page1 = store.scan(&ns("a"), None, 2).await.expect("scan");
+    let page2 = store
+        .scan(&ns("a"), Some(&page1[1].id), 2)
+        .await
+        .expect("scan");
+    assert_eq!(
+        page1
+            .iter()
+            .chain(&page2)
+            .map(|m| m.id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["m1", "m2", "m3"]
+    );
+    drop(store);
+
+    for other in [
+        EmbeddingSpace {
+            model: "other-model".into(),
+            dim: DIM,
+        },
+        EmbeddingSpace {
+            model: "test-model".into(),
+            dim: 8,
+        },
+    ] {
+        let err = SqliteStore::open(dir.path(), other)
+            .await
+            .expect_err("mismatch");
+        assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
+        assert!(err.message.contains("hindsight reembed"), "{}", err.message);
+    }
+}
+
+#[tokio::test]
+async fn deleting_the_keyword_index_triggers_a_rebuild() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        seed(&store).await;
+    }
+    std::fs::remove_dir_all(dir.path().join(TANTIVY_DIR)).expect("remove tantivy dir");
+    let store = SqliteStore::open(dir.path(), space())
+        .await
+        .expect("reopen");
+    let f = Filter::default();
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "数据库迁移", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m1"]
+    );
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "ORD-88231", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m3"]
+    );
+    // A further write after the rebuild is visible too, and survives another reopen.
+    store
+        .insert(
+            &mem("a", "m5", "retry with exponential backoff"),
+            &vec_of([0.0, 0.0, 0.0, 1.0]),
+        )
+        .await
+        .expect("insert");
+    drop(store);
+    let store = SqliteStore::open(dir.path(), space())
+        .await
+        .expect("reopen again");
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "backoff", 5, &f)
+            .await
+            .expect("kw")),
+        vec!["m5"]
+    );
+}
+
+#[tokio::test]
+async fn insert_batch_is_all_or_nothing() {
+    let store = SqliteStore::open_in_memory(space()).await.expect("open");
+    store
+        .insert(&mem("a", "dup", "first"), &vec_of([1.0, 0.0, 0.0, 0.0]))
+        .await
+        .expect("insert");
+    let err = store
+        .insert_batch(&[
+            (mem("a", "new", "second"), vec_of([1.0, 0.0, 0.0, 0.0])),
+            (mem("a", "dup", "again"), vec_of([1.0, 0.0, 0.0, 0.0])),
+        ])
+        .await
+        .expect_err("duplicate in batch");
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert_eq!(store.get(&ns("a"), &"new".into()).await.expect("get"), None);
+    assert_eq!(store.stats().await.expect("stats").memories, 1);
+    assert!(
+        store
+            .keyword_search(&ns("a"), "second", 5, &Filter::default())
+            .await
+            .expect("kw")
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_record_access_loses_no_updates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(SqliteStore::open(dir.path(), space()).await.expect("open"));
+    store
+        .insert(
+            &mem("a", "hot", "frequently used"),
+            &vec_of([1.0, 0.0, 0.0, 0.0]),
+        )
+        .await
+        .expect("insert");
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..50 {
+                let at = t0() + Duration::seconds(t * 100 + i);
+                store
+                    .record_access(&ns("a"), &["hot".into(), "unknown".into()], at)
+                    .await
+                    .expect("record access");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let m = store
+        .get(&ns("a"), &"hot".into())
+        .await
+        .expect("get")
+        .expect("exists");
+    assert_eq!(m.access_count, 400);
+    assert!(m.last_accessed_at > t0());
+}
+
+#[tokio::test]
+async fn reembed_rewrites_vectors_and_space() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        seed(&store).await;
+    }
+    let new_space = EmbeddingSpace {
+        model: "bigger".into(),
+        dim: 2,
+    };
+    let store = SqliteStore::open_for_reembed(dir.path())
+        .await
+        .expect("open for reembed");
+    let mut seen = Vec::new();
+    // A toy embedder: texts mentioning "payment" point one way, others the other.
+    let store = store
+        .reembed(
+            new_space.clone(),
+            |texts| {
+                Ok(texts
+                    .iter()
+                    .map(|t| {
+                        if t.contains("payment") {
+                            vec![0.0, 3.0]
+                        } else {
+                            vec![2.0, 0.0]
+                        }
+                    })
+                    .collect())
+            },
+            |done, total| seen.push((done, total)),
+        )
+        .await
+        .expect("reembed");
+    assert_eq!(seen.last(), Some(&(4, 4)));
+    assert_eq!(store.embedding_space(), &new_space);
+    let hits = store
+        .vector_search(&ns("a"), &[0.0, 1.0], 1, &Filter::default())
+        .await
+        .expect("v");
+    assert_eq!(ids(&hits), vec!["m2"]);
+    assert_eq!(
+        store.get_vector(&ns("a"), &"m2".into()).await.expect("vec"),
+        Some(vec![0.0, 1.0])
+    );
+    assert_eq!(
+        store
+            .get(&ns("a"), &"m1".into())
+            .await
+            .expect("get")
+            .expect("exists")
+            .embedding_model,
+        "bigger"
+    );
+    drop(store);
+    assert_eq!(
+        stored_space(dir.path()).await.expect("space"),
+        Some(new_space.clone())
+    );
+    assert_eq!(
+        SqliteStore::open(dir.path(), space())
+            .await
+            .expect_err("old space")
+            .kind,
+        ErrorKind::EmbeddingMismatch
+    );
+    SqliteStore::open(dir.path(), new_space)
+        .await
+        .expect("new space opens");
+
+    // A failing embedder leaves the store untouched.
+    let store = SqliteStore::open_for_reembed(dir.path())
+        .await
+        .expect("open for reembed");
+    let err = store
+        .reembed(
+            EmbeddingSpace {
+                model: "broken".into(),
+                dim: 3,
+            },
+            |texts| Ok(texts.iter().map(|_| vec![1.0]).collect()),
+            |_, _| {},
+        )
+        .await
+        .expect_err("wrong dim from embedder");
+    assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
+    assert_eq!(
+        stored_space(dir.path())
+            .await
+            .expect("space")
+            .map(|s| s.model),
+        Some("bigger".into())
+    );
+}
