@@ -1,4 +1,4 @@
-//! Shared fixtures for the criterion benchmarks in `bench/benches/`.
+//! The criterion benchmarks of hindsight live in `bench/benches/` (`cargo bench -p hindsight-bench`).
 //!
 //! Benchmarks live in their own package so that `cargo test` never times anything: speed targets
-//! are measured here (and by the load harness), never asserted in unit tests.
+//! are measured here, never asserted in unit tests.

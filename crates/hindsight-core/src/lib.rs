@@ -10,9 +10,10 @@
 //!   ([`Store::vector_search`], [`Store::keyword_search`], [`Store::structured_search`]), each returning
 //!   a [`PathHits`] list that the retrieval crate fuses. [`Filter`] holds the hard constraints every
 //!   path must honour; [`StructuredQuery`] the soft signals that only the structured path scores.
-//! - [`WorkingMemory`] is the per-session scratchpad with TTLs (in-process map or Redis).
-//! - [`decay`] holds the pure time-decay functions, [`Clock`]-free: callers pass `now` explicitly so
-//!   evaluation can replay a query log at its recorded times.
+//! - [`WorkingMemory`] is the per-session scratchpad with TTLs (in-process map today; a Redis
+//!   implementation is planned behind the same trait).
+//! - [`decay`] holds the pure time-decay functions. Nothing here reads a clock: callers pass `now`
+//!   explicitly so evaluation can replay a query log at its recorded times.
 //! - [`WriteGuard`] screens every write ([`GuardDecision`]: allow / redact / quarantine / reject).
 //! - [`VectorIndex`] is the seam for in-process vector search (exact scan now, ANN later).
 

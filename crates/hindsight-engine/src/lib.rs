@@ -2,7 +2,8 @@
 //!
 //! - [`Engine`] owns a store, an embedder (with a query-embedding LRU cache), a
 //!   [`hindsight_core::WriteGuard`] and a [`ConflictJudge`]. Its write pipeline
-//!   ([`Engine::store_memory`]) is *validate -> guard -> embed -> dedup/conflict -> persist -> index*:
+//!   ([`Engine::store_memory`]) is *validate -> guard -> embed -> dedup/conflict -> persist* (the
+//!   store indexes what it persists):
 //!   a near-duplicate (cosine >= [`WriteConfig::dedup_threshold`]) is not inserted, the existing
 //!   memory is refreshed and its id returned with `deduplicated: true`; in the conflict band the
 //!   judge decides supplement (keep both) or contradict (the old memory becomes `superseded`,

@@ -1,5 +1,5 @@
-//! In-process working memory: a map with per-entry TTL (the embedded default; Redis implements the
-//! same trait for multi-process deployments).
+//! In-process working memory: a map with per-entry TTL (the embedded default; a Redis
+//! implementation of the same trait is planned for multi-process deployments).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
