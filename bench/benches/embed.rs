@@ -1,0 +1,66 @@
+//! MiniLM embedding throughput (sentences/s at batch 1, 32, 256 on short sentences) and
+//! single-query latency. Skipped with a message when the model is not fetched.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use hindsight_embed::{Embedder, MiniLmEmbedder, default_home, is_model_present, model_dir};
+
+/// 256 distinct short sentences (well under 32 tokens each), deterministic.
+fn short_sentences() -> Vec<String> {
+    let subjects = ["The user", "Our agent", "The support team", "A customer", "The nightly job", "This API", "The warehouse", "My manager"];
+    let verbs = ["prefers", "rejected", "asked about", "retried", "cancelled", "reported", "approved", "forgot"];
+    let objects = [
+        "express shipping for order 4411",
+        "the database migration from last week",
+        "a refund after the delivery was late",
+        "the rate limit of sixty calls per minute",
+    ];
+    let mut out = Vec::new();
+    for (i, s) in subjects.iter().enumerate() {
+        for (j, v) in verbs.iter().enumerate() {
+            for (k, o) in objects.iter().enumerate() {
+                out.push(format!("{s} {v} {o} (note {}).", i * 32 + j * 4 + k));
+            }
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
+    let sentences = short_sentences();
+    let longest = sentences.iter().map(|s| model.token_ids(s).map_or(0, |t| t.len())).max().unwrap_or(0);
+    eprintln!("embed bench: {} sentences, longest {longest} tokens, model {:?}", sentences.len(), model.space());
+    let mut group = c.benchmark_group("minilm_embed");
+    // A batch of 256 takes about a second: 10 samples keep the run to minutes.
+    group.sample_size(10);
+    for batch in [1usize, 32, 256] {
+        let texts: Vec<&str> = sentences.iter().take(batch).map(String::as_str).collect();
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::new("batch", batch), &texts, |b, texts| {
+            b.iter(|| black_box(model.embed(black_box(texts)).map(|v| v.len())));
+        });
+    }
+    group.finish();
+    c.bench_function("minilm_single_query", |b| {
+        b.iter(|| black_box(model.embed_one(black_box("what did the user say about express shipping?")).map(|v| v.len())));
+    });
+}
+
+fn main() {
+    let dir = model_dir(&default_home());
+    if !is_model_present(&dir) {
+        eprintln!("embed bench SKIPPED: MiniLM model not found in {} (fetch it first)", dir.display());
+        return;
+    }
+    let model = match MiniLmEmbedder::load(&dir) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("embed bench SKIPPED: cannot load the model: {e}");
+            return;
+        }
+    };
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c, &model);
+    c.final_summary();
+}

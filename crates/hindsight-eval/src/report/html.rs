@@ -1,0 +1,240 @@
+//! `index.html`: every table and plot of a report on one self-contained page (inline CSS, relative
+//! image links, no scripts, nothing fetched from the network).
+
+use std::fmt::Write as _;
+
+use crate::report::plots::PlotFile;
+use crate::report::summary::Summary;
+
+/// The banner shown when the embedder is test-only.
+pub(crate) const TEST_ONLY_BANNER: &str =
+    "hash embedder: test-only numbers, not retrieval-quality claims";
+
+const CSS: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1400px}\
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:4px 8px;text-align:right}\
+th{background:#eee}td:first-child,th:first-child{text-align:left}\
+.banner{background:#b00020;color:#fff;font-size:1.4em;font-weight:bold;padding:1em;margin:1em 0;border-radius:4px}\
+.note{background:#fff3cd;padding:.6em;border-radius:4px}img{max-width:100%;border:1px solid #ddd;margin:.5em 0}";
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An HTML table from a header and rows of already-formatted cells.
+pub(crate) fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut out = String::from("<table>\n<tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn strings<const N: usize>(cells: [&str; N]) -> Vec<String> {
+    cells.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn img(out: &mut String, plots: &[PlotFile], stem: &str) {
+    if let Some(p) = plots.iter().find(|p| p.stem == stem) {
+        let _ = writeln!(
+            out,
+            "<p><img src=\"{0}.svg\" alt=\"{1}\"><br><a href=\"{0}.png\">PNG</a></p>",
+            escape(&p.stem),
+            escape(&p.title)
+        );
+    }
+}
+
+/// The whole page. `metrics` and `by_tag` are `(header, rows)` of the formatted tables.
+pub(crate) fn index_html(
+    summary: &Summary,
+    metrics: &(Vec<String>, Vec<Vec<String>>),
+    by_tag: &(Vec<String>, Vec<Vec<String>>),
+    plots: &[PlotFile],
+) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>hindsight evaluation: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        escape(&summary.dataset)
+    );
+    if summary.embedder.test_only {
+        let _ = writeln!(
+            out,
+            "<div class=\"banner\">{}</div>",
+            escape(TEST_ONLY_BANNER)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<h1>hindsight evaluation: {}</h1>",
+        escape(&summary.dataset)
+    );
+    if summary.quick {
+        out.push_str(
+            "<p class=\"note\">Quick run: a subsample of the queries; numbers are noisier.</p>\n",
+        );
+    }
+
+    let c = &summary.counts;
+    let run_rows = vec![
+        strings(["dataset", &summary.dataset]),
+        strings([
+            "embedder",
+            &format!("{} (dim {})", summary.embedder.model, summary.embedder.dim),
+        ]),
+        strings(["backend", &summary.backend]),
+        strings(["quick", &summary.quick.to_string()]),
+        strings(["memories", &c.memories.to_string()]),
+        strings(["queries", &c.queries.to_string()]),
+        strings(["judged queries", &c.judged_queries.to_string()]),
+        strings([
+            "queries without relevant memories (excluded)",
+            &c.queries_without_relevant.to_string(),
+        ]),
+        strings(["load issues", &c.load_issues.to_string()]),
+    ];
+    out.push_str("<h2>Run</h2>\n");
+    out.push_str(&table(&strings(["", "value"]), &run_rows));
+
+    out.push_str("<h2>Metrics (mean, 95% bootstrap CI)</h2>\n");
+    out.push_str(&table(&metrics.0, &metrics.1));
+    img(&mut out, plots, "bars_ndcg10");
+    img(&mut out, plots, "bars_hit5");
+
+    out.push_str("<h2>By tag</h2>\n");
+    out.push_str(&table(&by_tag.0, &by_tag.1));
+    img(&mut out, plots, "tag_heatmap");
+
+    if !summary.significance.is_empty() {
+        out.push_str("<h2>Paired randomisation tests</h2>\n");
+        let rows: Vec<Vec<String>> = summary
+            .significance
+            .iter()
+            .map(|s| {
+                vec![
+                    s.a.clone(),
+                    s.b.clone(),
+                    s.metric.clone(),
+                    format!("{:+.4}", s.mean_diff),
+                    format!("{:.4}", s.p_value),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &strings(["a", "b", "metric", "mean(a - b)", "p"]),
+            &rows,
+        ));
+    }
+
+    if let Some(t) = &summary.tuning {
+        let _ = writeln!(
+            out,
+            "<h2>Fusion-weight tuning ({} folds, {})</h2>\n<p>Held-out mean {:.4}, training mean {:.4}, gap {:.4}. \
+             The held-out mean is the tuned setup's score; the grid plot shows scores on all queries.</p>",
+            t.folds,
+            escape(&t.metric),
+            t.mean_test,
+            t.mean_train,
+            t.gap
+        );
+        let rows: Vec<Vec<String>> = t
+            .per_fold
+            .iter()
+            .map(|f| {
+                vec![
+                    f.fold.to_string(),
+                    format!(
+                        "[{:.2}, {:.2}, {:.2}]",
+                        f.weights[0], f.weights[1], f.weights[2]
+                    ),
+                    f.normalization.clone(),
+                    format!("{:.4}", f.train),
+                    format!("{:.4}", f.test),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &strings([
+                "fold",
+                "weights [vector, keyword, structured]",
+                "normalization",
+                "train",
+                "test",
+            ]),
+            &rows,
+        ));
+        img(&mut out, plots, "fusion_grid");
+    }
+
+    if let Some(sweep) = &summary.half_life_sweep {
+        out.push_str("<h2>Decay half-life sweep</h2>\n");
+        let rows: Vec<Vec<String>> = sweep
+            .iter()
+            .map(|p| {
+                vec![
+                    format!("{}", p.half_life_days),
+                    format!("{:.4}", p.ndcg10),
+                    p.n_queries.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &strings(["half-life (days)", "ndcg@10", "queries"]),
+            &rows,
+        ));
+        img(&mut out, plots, "half_life");
+    }
+
+    out.push_str("<h2>Timing</h2>\n");
+    let mut rows = vec![strings([
+        "total",
+        &format!("{:.2}", summary.timing.total_s),
+    ])];
+    rows.extend(
+        summary
+            .timing
+            .stages
+            .iter()
+            .map(|(k, v)| vec![k.clone(), format!("{v:.2}")]),
+    );
+    out.push_str(&table(&strings(["stage", "seconds"]), &rows));
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        let t = table(&strings(["<h>"]), &[strings(["a&b"])]);
+        assert!(t.contains("<th>&lt;h&gt;</th>") && t.contains("<td>a&amp;b</td>"));
+    }
+}

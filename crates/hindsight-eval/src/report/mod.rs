@@ -1,0 +1,85 @@
+//! Reports: the [`Summary`] wire type and everything written from it (JSON, CSV/Markdown tables,
+//! SVG/PNG plots, `index.html`), plus TREC run/qrels writers.
+
+mod html;
+mod plots;
+mod summary;
+mod tables;
+mod trec;
+
+use std::path::{Path, PathBuf};
+
+pub use plots::PlotFile;
+pub use summary::{
+    Counts, EmbedderInfo, GridPoint, HalfLifePoint, SetupReport, Significance, Summary, TagReport,
+    Timing, TunedFold, Tuning,
+};
+pub use trec::{write_qrels, write_trec_run};
+
+use crate::error::{EvalError, Result};
+
+/// The text of the banner `index.html` shows for a test-only embedder.
+pub const TEST_ONLY_BANNER: &str = html::TEST_ONLY_BANNER;
+
+/// What [`write_report`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// Every file written, in order.
+    pub files: Vec<PathBuf>,
+    /// The charts (each written as `.svg` and `.png`).
+    pub plots: Vec<PlotFile>,
+}
+
+/// Writes the full report for `summary` into `dir` (created if missing): `summary.json`,
+/// `metrics.{md,csv}`, `by_tag.{md,csv}`, the plots the summary has data for, and `index.html`.
+pub fn write_report(summary: &Summary, dir: impl AsRef<Path>) -> Result<ReportFiles> {
+    write_report_inner(summary, dir.as_ref())
+}
+
+fn write_report_inner(summary: &Summary, dir: &Path) -> Result<ReportFiles> {
+    std::fs::create_dir_all(dir).map_err(|e| EvalError::io(dir, e))?;
+    let mut files = Vec::new();
+    let write = |name: &str, text: &str, files: &mut Vec<PathBuf>| -> Result<()> {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| EvalError::io(&path, e))?;
+        files.push(path);
+        Ok(())
+    };
+
+    let json = dir.join("summary.json");
+    summary.write(&json)?;
+    files.push(json);
+
+    let mut metrics = tables::metrics_frame(summary)?;
+    let path = dir.join("metrics.csv");
+    tables::write_csv(&mut metrics, &path, "metrics")?;
+    files.push(path);
+    let metrics_display = tables::metrics_display_frame(summary)?;
+    let md = format!(
+        "# Metrics (mean [95% bootstrap CI])\n\n{}",
+        tables::markdown(&metrics_display)
+    );
+    write("metrics.md", &md, &mut files)?;
+
+    let mut by_tag = tables::by_tag_frame(summary)?;
+    let path = dir.join("by_tag.csv");
+    tables::write_csv(&mut by_tag, &path, "by_tag")?;
+    files.push(path);
+    let md = format!("# Metrics by tag\n\n{}", tables::markdown(&by_tag));
+    write("by_tag.md", &md, &mut files)?;
+
+    let plots = plots::write_plots(summary, dir)?;
+    for p in &plots {
+        files.push(dir.join(format!("{}.svg", p.stem)));
+        files.push(dir.join(format!("{}.png", p.stem)));
+    }
+
+    let html = html::index_html(
+        summary,
+        &tables::cells(&metrics_display),
+        &tables::cells(&by_tag),
+        &plots,
+    );
+    write("index.html", &html, &mut files)?;
+    Ok(ReportFiles { files, plots })
+}

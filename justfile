@@ -1,0 +1,39 @@
+# hindsight task runner. Every recipe is a plain cargo command you can run without `just`.
+
+# Run the evaluation on every shipped dataset and write reports/ (fetches the model on first use).
+eval *ARGS:
+    cargo run -p hindsight-cli -- eval {{ARGS}}
+
+# Run the test suite (tests needing the model skip loudly when it is absent).
+test:
+    cargo test --workspace
+
+# What CI runs: formatting, lints, tests with the model required, quick eval + regression gate.
+ci:
+    bash .ci/run
+
+# Fetch the embedding model (all-MiniLM-L6-v2) into $HINDSIGHT_HOME/models when missing.
+model:
+    cargo run -p hindsight-cli -- model ensure
+
+# Quick eval (the CI subset) and the regression gate against reports/baseline.json.
+gate:
+    cargo run -p hindsight-cli -- eval --quick --out target/eval-quick
+    cargo run -p hindsight-cli -- gate --baseline reports/baseline.json --current target/eval-quick/summary.json
+
+# Re-baseline the gate from a fresh quick eval (commit the diff deliberately).
+rebaseline:
+    cargo run -p hindsight-cli -- eval --quick --out target/eval-quick
+    cargo run -p hindsight-cli -- baseline update --from target/eval-quick/summary.json --to reports/baseline.json
+
+# Regenerate the shipped dataset (deterministic; the output is committed).
+dataset seed="42":
+    cargo run -p hindsight-cli -- dataset generate --seed {{seed}} --out datasets/agent-memory-bilingual
+
+# Criterion benchmarks (speed targets live here, never in unit tests).
+bench:
+    cargo bench -p hindsight-bench
+
+# The docker-compose stack (needs a Docker engine).
+up:
+    docker compose up -d --build
