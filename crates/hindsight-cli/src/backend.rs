@@ -18,7 +18,9 @@ pub enum BackendUrl {
 
 impl BackendUrl {
     pub fn parse(url: &str) -> Result<Self> {
-        let (scheme, rest) = url.split_once("://").with_context(|| format!("backend URL {url:?} has no scheme (expected sqlite://DIR)"))?;
+        let (scheme, rest) = url.split_once("://").with_context(|| {
+            format!("backend URL {url:?} has no scheme (expected sqlite://DIR)")
+        })?;
         match scheme {
             "sqlite" if rest == ":memory:" => Ok(BackendUrl::SqliteMemory),
             "sqlite" if !rest.is_empty() => Ok(BackendUrl::Sqlite(PathBuf::from(rest))),
@@ -39,10 +41,19 @@ impl BackendUrl {
 pub async fn open_store(url: &BackendUrl, space: EmbeddingSpace) -> Result<Arc<dyn Store>> {
     Ok(match url {
         BackendUrl::Sqlite(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating data directory {}", dir.display()))?;
-            Arc::new(SqliteStore::open(dir, space).await.with_context(|| format!("opening store in {}", dir.display()))?)
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating data directory {}", dir.display()))?;
+            Arc::new(
+                SqliteStore::open(dir, space)
+                    .await
+                    .with_context(|| format!("opening store in {}", dir.display()))?,
+            )
         }
-        BackendUrl::SqliteMemory => Arc::new(SqliteStore::open_in_memory(space).await.context("opening in-memory store")?),
+        BackendUrl::SqliteMemory => Arc::new(
+            SqliteStore::open_in_memory(space)
+                .await
+                .context("opening in-memory store")?,
+        ),
     })
 }
 
@@ -52,9 +63,20 @@ mod tests {
 
     #[test]
     fn parses_urls() {
-        assert_eq!(BackendUrl::parse("sqlite:///tmp/x").expect("ok"), BackendUrl::Sqlite("/tmp/x".into()));
-        assert_eq!(BackendUrl::parse("sqlite://:memory:").expect("ok"), BackendUrl::SqliteMemory);
+        assert_eq!(
+            BackendUrl::parse("sqlite:///tmp/x").expect("ok"),
+            BackendUrl::Sqlite("/tmp/x".into())
+        );
+        assert_eq!(
+            BackendUrl::parse("sqlite://:memory:").expect("ok"),
+            BackendUrl::SqliteMemory
+        );
         assert!(BackendUrl::parse("/tmp/x").is_err());
-        assert!(BackendUrl::parse("mysql://x").expect_err("unknown").to_string().contains("unknown backend"));
+        assert!(
+            BackendUrl::parse("mysql://x")
+                .expect_err("unknown")
+                .to_string()
+                .contains("unknown backend")
+        );
     }
 }

@@ -29,7 +29,12 @@ pub struct Cli {
     pub backend: Option<String>,
     /// Embedder: `minilm` (default; fetched on first use), `minilm:DIR`, `http://HOST/v1?model=NAME`,
     /// or `hash:DIM` (test-only).
-    #[arg(long, global = true, env = "HINDSIGHT_EMBEDDER", default_value = "minilm")]
+    #[arg(
+        long,
+        global = true,
+        env = "HINDSIGHT_EMBEDDER",
+        default_value = "minilm"
+    )]
     pub embedder: String,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
@@ -74,7 +79,10 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -98,5 +106,8 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("HINDSIGHT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -18,7 +18,12 @@ pub struct DecayConfig {
 
 impl Default for DecayConfig {
     fn default() -> Self {
-        DecayConfig { working_days: 1.0, episodic_days: 30.0, semantic_days: 90.0, warning_days: 60.0 }
+        DecayConfig {
+            working_days: 1.0,
+            episodic_days: 30.0,
+            semantic_days: 90.0,
+            warning_days: 60.0,
+        }
     }
 }
 
@@ -34,7 +39,12 @@ impl DecayConfig {
 
     /// Same half-life for every kind (used by the half-life sweep).
     pub fn uniform(days: f64) -> Self {
-        DecayConfig { working_days: days, episodic_days: days, semantic_days: days, warning_days: days }
+        DecayConfig {
+            working_days: days,
+            episodic_days: days,
+            semantic_days: days,
+            warning_days: days,
+        }
     }
 }
 
@@ -55,7 +65,12 @@ pub fn decay_factor(age_days: f64, half_life_days: f64) -> f64 {
 
 /// The design's standalone decay score:
 /// `importance * 0.5^(days/half_life) * min(1, 0.5 + 0.1*access_count)`.
-pub fn design_decay_score(importance: f64, age_days: f64, half_life_days: f64, access_count: u64) -> f64 {
+pub fn design_decay_score(
+    importance: f64,
+    age_days: f64,
+    half_life_days: f64,
+    access_count: u64,
+) -> f64 {
     importance * decay_factor(age_days, half_life_days) * (0.5 + 0.1 * access_count as f64).min(1.0)
 }
 
@@ -74,8 +89,12 @@ mod tests {
 
     #[test]
     fn future_memories_do_not_grow() {
-        let now = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").expect("valid").to_utc();
-        let later = DateTime::parse_from_rfc3339("2026-01-03T00:00:00Z").expect("valid").to_utc();
+        let now = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .expect("valid")
+            .to_utc();
+        let later = DateTime::parse_from_rfc3339("2026-01-03T00:00:00Z")
+            .expect("valid")
+            .to_utc();
         assert_eq!(age_days(later, now), 0.0);
         assert_eq!(age_days(now, later), 2.0);
     }

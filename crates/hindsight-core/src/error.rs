@@ -38,11 +38,17 @@ impl fmt::Display for Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error {
+            kind,
+            message: message.into(),
+        }
     }
     /// Invalid input in a named field.
     pub fn invalid(field: &str, what: impl fmt::Display) -> Self {
-        Error::new(ErrorKind::InvalidInput, format!("invalid `{field}`: {what}"))
+        Error::new(
+            ErrorKind::InvalidInput,
+            format!("invalid `{field}`: {what}"),
+        )
     }
     pub fn not_found(what: impl fmt::Display) -> Self {
         Error::new(ErrorKind::NotFound, format!("not found: {what}"))

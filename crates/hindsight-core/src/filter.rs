@@ -40,7 +40,11 @@ pub struct Filter {
 impl Filter {
     /// Statuses this filter admits.
     pub fn effective_statuses(&self) -> &[Status] {
-        if self.statuses.is_empty() { &[Status::Active] } else { &self.statuses }
+        if self.statuses.is_empty() {
+            &[Status::Active]
+        } else {
+            &self.statuses
+        }
     }
 
     /// The reference semantics of the filter. Backends that filter in SQL must agree with it
@@ -48,9 +52,13 @@ impl Filter {
     pub fn matches(&self, m: &Memory) -> bool {
         (self.kinds.is_empty() || self.kinds.contains(&m.kind))
             && self.tags.iter().all(|t| m.tags.iter().any(|mt| mt == t))
-            && self.entities.iter().all(|(k, v)| m.entities.get(k) == Some(v))
+            && self
+                .entities
+                .iter()
+                .all(|(k, v)| m.entities.get(k) == Some(v))
             && (self.outcomes.is_empty() || m.outcome.is_some_and(|o| self.outcomes.contains(&o)))
-            && (self.task_types.is_empty() || m.task_type.is_some_and(|t| self.task_types.contains(&t)))
+            && (self.task_types.is_empty()
+                || m.task_type.is_some_and(|t| self.task_types.contains(&t)))
             && self.effective_statuses().contains(&m.status)
             && self.created.is_none_or(|r| r.contains(m.created_at))
     }
@@ -108,7 +116,10 @@ impl StructuredQuery {
             }
         }
         for (k, v) in &self.entities {
-            if m.entities.get(k).is_some_and(|mv| mv.eq_ignore_ascii_case(v)) {
+            if m.entities
+                .get(k)
+                .is_some_and(|mv| mv.eq_ignore_ascii_case(v))
+            {
                 entity_hits += 1;
             }
         }
@@ -116,7 +127,12 @@ impl StructuredQuery {
         if self.time_range.is_some_and(|r| r.contains(m.created_at)) {
             s += weights::TIME;
         }
-        s += weights::TAG * self.tags.iter().filter(|t| m.tags.iter().any(|mt| mt.eq_ignore_ascii_case(t))).count() as f32;
+        s += weights::TAG
+            * self
+                .tags
+                .iter()
+                .filter(|t| m.tags.iter().any(|mt| mt.eq_ignore_ascii_case(t)))
+                .count() as f32;
         if self.kinds.contains(&m.kind) {
             s += weights::KIND;
         }

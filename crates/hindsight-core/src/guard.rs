@@ -13,11 +13,22 @@ pub enum GuardDecision {
     /// Store as is.
     Allow,
     /// Store with sensitive spans replaced (`content` is the redacted text).
-    Redact { content: String, categories: Vec<String> },
+    Redact {
+        content: String,
+        categories: Vec<String>,
+    },
     /// Store with status `quarantined` (never returned by search, releasable by an operator).
-    Quarantine { reason: String, categories: Vec<String>, score: f32 },
+    Quarantine {
+        reason: String,
+        categories: Vec<String>,
+        score: f32,
+    },
     /// Refuse the write.
-    Reject { reason: String, categories: Vec<String>, score: f32 },
+    Reject {
+        reason: String,
+        categories: Vec<String>,
+        score: f32,
+    },
 }
 
 impl GuardDecision {

@@ -36,8 +36,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use filter::{Filter, StructuredQuery, TimeRange};
 pub use guard::{AllowAll, GuardDecision, WriteGuard};
 pub use memory::{
-    EmbeddingSpace, ImportanceSignals, index_text, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
-    NewMemory, Outcome, Source, Status, TaskType, TrustWeights,
+    EmbeddingSpace, ImportanceSignals, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
+    NewMemory, Outcome, Source, Status, TaskType, TrustWeights, index_text,
 };
 pub use store::{PathHit, PathHits, PathKind, Store, StoreStats};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};

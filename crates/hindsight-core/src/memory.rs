@@ -197,7 +197,11 @@ pub struct TrustWeights {
 
 impl Default for TrustWeights {
     fn default() -> Self {
-        TrustWeights { user: 1.0, agent: 0.7, external: 0.5 }
+        TrustWeights {
+            user: 1.0,
+            agent: 0.7,
+            external: 0.5,
+        }
     }
 }
 
@@ -228,7 +232,11 @@ impl ImportanceSignals {
         }
         let s = self.success.unwrap_or(0.0).clamp(0.0, 1.0);
         let f = self.user_feedback.unwrap_or(0.0).clamp(0.0, 1.0);
-        let c = if self.is_correction.unwrap_or(false) { 1.0 } else { 0.0 };
+        let c = if self.is_correction.unwrap_or(false) {
+            1.0
+        } else {
+            0.0
+        };
         Some(0.4 * s + 0.4 * f + 0.2 * c)
     }
 }
@@ -345,7 +353,10 @@ impl NewMemory {
         if let Some(i) = self.importance
             && (!(0.0..=1.0).contains(&i) || i.is_nan())
         {
-            return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
+            return Err(Error::invalid(
+                "importance",
+                format!("must be in [0, 1], got {i}"),
+            ));
         }
         if let Some(id) = &self.id
             && id.as_str().trim().is_empty()
@@ -362,7 +373,9 @@ impl NewMemory {
 
     /// Importance: explicit, else derived from signals, else `default`.
     pub fn resolved_importance(&self, default: f32) -> f32 {
-        self.importance.or_else(|| self.signals.importance()).unwrap_or(default)
+        self.importance
+            .or_else(|| self.signals.importance())
+            .unwrap_or(default)
     }
 }
 
@@ -398,7 +411,10 @@ impl MemoryPatch {
         if let Some(i) = self.importance
             && (!(0.0..=1.0).contains(&i) || i.is_nan())
         {
-            return Err(Error::invalid("importance", format!("must be in [0, 1], got {i}")));
+            return Err(Error::invalid(
+                "importance",
+                format!("must be in [0, 1], got {i}"),
+            ));
         }
         Ok(())
     }
@@ -435,33 +451,64 @@ mod tests {
 
     #[test]
     fn importance_formula_follows_design() {
-        let s = ImportanceSignals { success: Some(1.0), user_feedback: Some(0.5), is_correction: Some(true) };
+        let s = ImportanceSignals {
+            success: Some(1.0),
+            user_feedback: Some(0.5),
+            is_correction: Some(true),
+        };
         let got = s.importance().expect("signals given");
         assert!((got - (0.4 + 0.2 + 0.2)).abs() < 1e-6);
         assert_eq!(ImportanceSignals::default().importance(), None);
-        let only_correction = ImportanceSignals { is_correction: Some(true), ..Default::default() };
+        let only_correction = ImportanceSignals {
+            is_correction: Some(true),
+            ..Default::default()
+        };
         assert!((only_correction.importance().expect("given") - 0.2).abs() < 1e-6);
     }
 
     #[test]
     fn enums_parse_case_insensitively_and_reject_unknown() {
-        assert_eq!("Semantic".parse::<MemoryKind>().expect("valid"), MemoryKind::Semantic);
+        assert_eq!(
+            "Semantic".parse::<MemoryKind>().expect("valid"),
+            MemoryKind::Semantic
+        );
         let err = "fact".parse::<MemoryKind>().expect_err("invalid");
-        assert!(err.to_string().contains("working, episodic, semantic, warning"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("working, episodic, semantic, warning"),
+            "{err}"
+        );
     }
 
     #[test]
     fn validate_names_the_field() {
         let mut m = NewMemory::new("ns", MemoryKind::Semantic, "  ");
-        assert!(m.validate().expect_err("empty").to_string().contains("content"));
+        assert!(
+            m.validate()
+                .expect_err("empty")
+                .to_string()
+                .contains("content")
+        );
         m.content = "x".into();
         m.importance = Some(1.5);
-        assert!(m.validate().expect_err("range").to_string().contains("importance"));
+        assert!(
+            m.validate()
+                .expect_err("range")
+                .to_string()
+                .contains("importance")
+        );
     }
 
     #[test]
     fn trust_weights_default() {
         let t = TrustWeights::default();
-        assert_eq!((t.weight(Source::User), t.weight(Source::Agent), t.weight(Source::External)), (1.0, 0.7, 0.5));
+        assert_eq!(
+            (
+                t.weight(Source::User),
+                t.weight(Source::Agent),
+                t.weight(Source::External)
+            ),
+            (1.0, 0.7, 0.5)
+        );
     }
 }

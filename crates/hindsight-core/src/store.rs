@@ -86,7 +86,13 @@ pub trait Store: Send + Sync + fmt::Debug {
     async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>>;
 
     /// Applies a patch (and a new vector when the text changed). Fails with `NotFound`.
-    async fn update(&self, ns: &Namespace, id: &MemoryId, patch: &MemoryPatch, vector: Option<&[f32]>) -> Result<Memory>;
+    async fn update(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+    ) -> Result<Memory>;
 
     /// Lifecycle transition with a reason and, for `Superseded`, the successor's id.
     async fn set_status(
@@ -100,27 +106,59 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Atomically increments `access_count` and sets `last_accessed_at` for each id (no lost
     /// updates under concurrency). Unknown ids are ignored.
-    async fn record_access(&self, ns: &Namespace, ids: &[MemoryId], at: DateTime<Utc>) -> Result<()>;
+    async fn record_access(
+        &self,
+        ns: &Namespace,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<()>;
 
     /// Adds `delta` to the usefulness score, atomically.
     async fn add_usefulness(&self, ns: &Namespace, id: &MemoryId, delta: f32) -> Result<Memory>;
 
     /// Hard-deletes memories that are already `Forgotten` (all of them in `ns`, or only `ids`).
     /// Returns what was deleted. Never touches a memory in another status.
-    async fn purge_forgotten(&self, ns: &Namespace, ids: Option<&[MemoryId]>) -> Result<Vec<MemoryId>>;
+    async fn purge_forgotten(
+        &self,
+        ns: &Namespace,
+        ids: Option<&[MemoryId]>,
+    ) -> Result<Vec<MemoryId>>;
 
     /// Vector path: top `k` by cosine similarity (score = cosine).
-    async fn vector_search(&self, ns: &Namespace, query: &[f32], k: usize, filter: &Filter) -> Result<PathHits>;
+    async fn vector_search(
+        &self,
+        ns: &Namespace,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits>;
 
     /// Keyword path: top `k` by the backend's lexical scoring (BM25 for the embedded default).
-    async fn keyword_search(&self, ns: &Namespace, query: &str, k: usize, filter: &Filter) -> Result<PathHits>;
+    async fn keyword_search(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits>;
 
     /// Structured path: memories matching at least one signal, ranked by
     /// [`StructuredQuery::score`] then recency (newest first), then id.
-    async fn structured_search(&self, ns: &Namespace, query: &StructuredQuery, k: usize, filter: &Filter) -> Result<PathHits>;
+    async fn structured_search(
+        &self,
+        ns: &Namespace,
+        query: &StructuredQuery,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits>;
 
     /// Pages through a namespace in id order (`after` = last id of the previous page).
-    async fn scan(&self, ns: &Namespace, after: Option<&MemoryId>, limit: usize) -> Result<Vec<Memory>>;
+    async fn scan(
+        &self,
+        ns: &Namespace,
+        after: Option<&MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>>;
 
     async fn namespaces(&self) -> Result<Vec<Namespace>>;
 

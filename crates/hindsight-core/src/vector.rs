@@ -23,7 +23,11 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Cosine similarity of arbitrary (not necessarily normalised) vectors; 0 for a zero vector.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let (na, nb) = (dot(a, a).sqrt(), dot(b, b).sqrt());
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot(a, b) / (na * nb) }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot(a, b) / (na * nb)
+    }
 }
 
 /// Normalises in place to unit length; leaves a zero vector unchanged.

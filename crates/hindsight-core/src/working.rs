@@ -22,7 +22,14 @@ pub struct WorkingEntry {
 /// Session scratch state (in-process map, Redis, ...). Expired entries are never returned.
 #[async_trait]
 pub trait WorkingMemory: Send + Sync + std::fmt::Debug {
-    async fn set(&self, ns: &Namespace, session: &str, key: &str, value: &str, ttl: Option<Duration>) -> Result<WorkingEntry>;
+    async fn set(
+        &self,
+        ns: &Namespace,
+        session: &str,
+        key: &str,
+        value: &str,
+        ttl: Option<Duration>,
+    ) -> Result<WorkingEntry>;
     async fn get(&self, ns: &Namespace, session: &str, key: &str) -> Result<Option<WorkingEntry>>;
     /// Every live entry of a session, ordered by key.
     async fn get_all(&self, ns: &Namespace, session: &str) -> Result<Vec<WorkingEntry>>;

@@ -38,26 +38,85 @@ pub trait ConflictJudge: Send + Sync + fmt::Debug {
 pub struct RuleJudge;
 
 const CHANGE_CUES: &[&str] = &[
-    "switched to", "switch to", "changed to", "change to", "no longer", "not anymore", "any more",
-    "anymore", "now prefers", "now prefer", "instead of", "moved to", "replaced", "from now on",
-    "stopped", "quit ", "gave up", "updated to", "is now", "are now", "now uses", "now use",
-    "改喝", "改用", "改成", "改为", "换成", "换了", "不再", "已经不", "现在改", "现在喜欢", "戒了", "更新为", "调整为",
+    "switched to",
+    "switch to",
+    "changed to",
+    "change to",
+    "no longer",
+    "not anymore",
+    "any more",
+    "anymore",
+    "now prefers",
+    "now prefer",
+    "instead of",
+    "moved to",
+    "replaced",
+    "from now on",
+    "stopped",
+    "quit ",
+    "gave up",
+    "updated to",
+    "is now",
+    "are now",
+    "now uses",
+    "now use",
+    "改喝",
+    "改用",
+    "改成",
+    "改为",
+    "换成",
+    "换了",
+    "不再",
+    "已经不",
+    "现在改",
+    "现在喜欢",
+    "戒了",
+    "更新为",
+    "调整为",
 ];
 
-const NEGATIONS_EN: &[&str] = &["not ", "n't ", "never ", "no ", "without ", "dislike", "hate"];
+const NEGATIONS_EN: &[&str] = &[
+    "not ", "n't ", "never ", "no ", "without ", "dislike", "hate",
+];
 const NEGATIONS_ZH: &[&str] = &["不", "没", "别", "勿", "无需", "讨厌"];
 
 const ANTONYMS: &[(&str, &str)] = &[
-    ("enable", "disable"), ("enabled", "disabled"), ("increase", "decrease"), ("high", "low"),
-    ("higher", "lower"), ("allow", "deny"), ("allowed", "denied"), ("on", "off"), ("open", "close"),
-    ("accept", "reject"), ("like", "dislike"), ("start", "stop"), ("add", "remove"), ("up", "down"),
-    ("before", "after"), ("morning", "evening"), ("true", "false"), ("yes", "no"),
-    ("开启", "关闭"), ("打开", "关闭"), ("增加", "减少"), ("提高", "降低"), ("高", "低"), ("允许", "禁止"),
-    ("喜欢", "讨厌"), ("上调", "下调"), ("启用", "停用"), ("早上", "晚上"),
+    ("enable", "disable"),
+    ("enabled", "disabled"),
+    ("increase", "decrease"),
+    ("high", "low"),
+    ("higher", "lower"),
+    ("allow", "deny"),
+    ("allowed", "denied"),
+    ("on", "off"),
+    ("open", "close"),
+    ("accept", "reject"),
+    ("like", "dislike"),
+    ("start", "stop"),
+    ("add", "remove"),
+    ("up", "down"),
+    ("before", "after"),
+    ("morning", "evening"),
+    ("true", "false"),
+    ("yes", "no"),
+    ("开启", "关闭"),
+    ("打开", "关闭"),
+    ("增加", "减少"),
+    ("提高", "降低"),
+    ("高", "低"),
+    ("允许", "禁止"),
+    ("喜欢", "讨厌"),
+    ("上调", "下调"),
+    ("启用", "停用"),
+    ("早上", "晚上"),
 ];
 
 fn words(s: &str) -> Vec<String> {
-    s.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect()
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn has_negation(s: &str) -> bool {
@@ -66,7 +125,11 @@ fn has_negation(s: &str) -> bool {
 }
 
 fn contains_term(text: &str, words: &[String], term: &str) -> bool {
-    if term.is_ascii() { words.iter().any(|w| w == term) } else { text.contains(term) }
+    if term.is_ascii() {
+        words.iter().any(|w| w == term)
+    } else {
+        text.contains(term)
+    }
 }
 
 /// Words with digits removed, for "same sentence, different number" detection.
@@ -96,7 +159,10 @@ impl ConflictJudge for RuleJudge {
         let (ow, nw) = (words(old), words(new_content));
         for (a, b) in ANTONYMS {
             let (oa, ob) = (contains_term(old, &ow, a), contains_term(old, &ow, b));
-            let (na, nb) = (contains_term(new_content, &nw, a), contains_term(new_content, &nw, b));
+            let (na, nb) = (
+                contains_term(new_content, &nw, a),
+                contains_term(new_content, &nw, b),
+            );
             if (oa && !ob && nb && !na) || (ob && !oa && na && !nb) {
                 return ConflictDecision::Contradict;
             }
@@ -145,27 +211,59 @@ mod tests {
     }
 
     fn check(old: &str, new: &str, expect: ConflictDecision) {
-        assert_eq!(RuleJudge.judge(&mem(old), new, 0.8), expect, "{old:?} -> {new:?}");
+        assert_eq!(
+            RuleJudge.judge(&mem(old), new, 0.8),
+            expect,
+            "{old:?} -> {new:?}"
+        );
     }
 
     #[test]
     fn contradictions() {
         use ConflictDecision::Contradict;
-        check("The user likes coffee in the morning", "The user switched to tea in the morning", Contradict);
+        check(
+            "The user likes coffee in the morning",
+            "The user switched to tea in the morning",
+            Contradict,
+        );
         check("用户喜欢喝咖啡", "用户最近改喝茶了", Contradict);
-        check("User likes spicy food", "User doesn't like spicy food", Contradict);
+        check(
+            "User likes spicy food",
+            "User doesn't like spicy food",
+            Contradict,
+        );
         check("用户喜欢辣的", "用户不喜欢辣的", Contradict);
-        check("Enable retries on the payment client", "Disable retries on the payment client", Contradict);
-        check("The API limit is 60 calls per minute", "The API limit is 100 calls per minute", Contradict);
+        check(
+            "Enable retries on the payment client",
+            "Disable retries on the payment client",
+            Contradict,
+        );
+        check(
+            "The API limit is 60 calls per minute",
+            "The API limit is 100 calls per minute",
+            Contradict,
+        );
         check("把超时时间增加到30秒", "把超时时间减少到10秒", Contradict);
     }
 
     #[test]
     fn supplements() {
         use ConflictDecision::Supplement;
-        check("The user likes coffee", "The user likes coffee with oat milk", Supplement);
-        check("Deploys go through the staging cluster first", "Deploys to staging need a green CI run", Supplement);
+        check(
+            "The user likes coffee",
+            "The user likes coffee with oat milk",
+            Supplement,
+        );
+        check(
+            "Deploys go through the staging cluster first",
+            "Deploys to staging need a green CI run",
+            Supplement,
+        );
         check("用户喜欢喝咖啡", "用户喜欢喝咖啡，尤其是拿铁", Supplement);
-        check("Order 5512 shipped via SF Express", "Customer asked about delivery time for order 5512", Supplement);
+        check(
+            "Order 5512 shipped via SF Express",
+            "Customer asked about delivery time for order 5512",
+            Supplement,
+        );
     }
 }

@@ -5,11 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    AllowAll, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory,
-    PathHits, PathKind, Result, Status, Store, WriteGuard, decay, index_text,
+    AllowAll, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind, MemoryPatch,
+    Namespace, NewMemory, PathHits, PathKind, Result, Status, Store, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, Embedder};
-use hindsight_retrieval::{FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand};
+use hindsight_retrieval::{
+    FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand,
+};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, info};
 
@@ -166,7 +168,9 @@ impl EngineBuilder {
         if es != ss {
             return Err(Error::new(
                 ErrorKind::EmbeddingMismatch,
-                format!("the store holds vectors of {ss} but the embedder produces {es}; run `hindsight reembed` to rebuild the vectors"),
+                format!(
+                    "the store holds vectors of {ss} but the embedder produces {es}; run `hindsight reembed` to rebuild the vectors"
+                ),
             ));
         }
         Ok(Engine {
@@ -265,23 +269,41 @@ impl Engine {
     fn validate_new(&self, new: &NewMemory) -> Result<()> {
         new.validate()?;
         if new.kind == MemoryKind::Working {
-            return Err(Error::invalid("kind", "working memory is session state: use the working-memory API"));
+            return Err(Error::invalid(
+                "kind",
+                "working memory is session state: use the working-memory API",
+            ));
         }
         let n = new.content.chars().count();
         if n > self.write.max_content_chars {
-            return Err(Error::invalid("content", format!("{n} characters exceeds the limit of {}", self.write.max_content_chars)));
+            return Err(Error::invalid(
+                "content",
+                format!(
+                    "{n} characters exceeds the limit of {}",
+                    self.write.max_content_chars
+                ),
+            ));
         }
         Ok(())
     }
 
-    fn materialize(&self, new: &NewMemory, id: MemoryId, content: String, status: Status, reason: Option<String>, now: DateTime<Utc>) -> Memory {
+    fn materialize(
+        &self,
+        new: &NewMemory,
+        id: MemoryId,
+        content: String,
+        status: Status,
+        reason: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Memory {
         let created_at = new.created_at.unwrap_or(now);
         let importance = new.resolved_importance(self.write.default_importance);
-        let kind = if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
-            MemoryKind::Warning
-        } else {
-            new.kind
-        };
+        let kind =
+            if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
+                MemoryKind::Warning
+            } else {
+                new.kind
+            };
         Memory {
             id,
             namespace: new.namespace.clone(),
@@ -313,11 +335,23 @@ impl Engine {
         let (content, status, reason) = match &decision {
             GuardDecision::Allow => (new.content.clone(), Status::Active, None),
             GuardDecision::Redact { content, .. } => (content.clone(), Status::Active, None),
-            GuardDecision::Quarantine { reason, categories, .. } => {
-                (new.content.clone(), Status::Quarantined, Some(format!("guard: {reason} [{}]", categories.join(", "))))
-            }
-            GuardDecision::Reject { reason, categories, .. } => {
-                return Err(Error::new(ErrorKind::Rejected, format!("write rejected by the guard: {reason} [{}]", categories.join(", "))));
+            GuardDecision::Quarantine {
+                reason, categories, ..
+            } => (
+                new.content.clone(),
+                Status::Quarantined,
+                Some(format!("guard: {reason} [{}]", categories.join(", "))),
+            ),
+            GuardDecision::Reject {
+                reason, categories, ..
+            } => {
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    format!(
+                        "write rejected by the guard: {reason} [{}]",
+                        categories.join(", ")
+                    ),
+                ));
             }
         };
         let vector = self
@@ -331,17 +365,38 @@ impl Engine {
         if let Some(id) = &new.id
             && self.store.get(&new.namespace, id).await?.is_some()
         {
-            return Err(Error::conflict(format!("a memory with id {id} already exists in namespace {}", new.namespace)));
+            return Err(Error::conflict(format!(
+                "a memory with id {id} already exists in namespace {}",
+                new.namespace
+            )));
         }
 
         let mut superseded = Vec::new();
         let mut related = Vec::new();
         if status == Status::Active {
-            let kind = self.materialize(&new, MemoryId::from(""), String::new(), status, None, now).kind;
-            let filter = Filter { kinds: vec![kind], ..Filter::default() };
-            let similar = self.store.vector_search(&new.namespace, &vector, self.write.conflict_candidates.max(1), &filter).await?;
-            if let Some(top) = similar.first().filter(|h| h.score >= self.write.dedup_threshold) {
-                self.store.record_access(&new.namespace, std::slice::from_ref(&top.id), now).await?;
+            let kind = self
+                .materialize(&new, MemoryId::from(""), String::new(), status, None, now)
+                .kind;
+            let filter = Filter {
+                kinds: vec![kind],
+                ..Filter::default()
+            };
+            let similar = self
+                .store
+                .vector_search(
+                    &new.namespace,
+                    &vector,
+                    self.write.conflict_candidates.max(1),
+                    &filter,
+                )
+                .await?;
+            if let Some(top) = similar
+                .first()
+                .filter(|h| h.score >= self.write.dedup_threshold)
+            {
+                self.store
+                    .record_access(&new.namespace, std::slice::from_ref(&top.id), now)
+                    .await?;
                 info!(namespace = %new.namespace, existing = %top.id, similarity = top.score, "deduplicated write");
                 return Ok(StoreOutcome {
                     id: top.id.clone(),
@@ -352,7 +407,10 @@ impl Engine {
                     status: Status::Active,
                 });
             }
-            let band: Vec<_> = similar.iter().filter(|h| h.score >= self.write.conflict_threshold).collect();
+            let band: Vec<_> = similar
+                .iter()
+                .filter(|h| h.score >= self.write.conflict_threshold)
+                .collect();
             if !band.is_empty() {
                 let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
                 let olds = self.store.get_many(&new.namespace, &ids).await?;
@@ -370,28 +428,56 @@ impl Engine {
         self.store.insert(&memory, &vector).await?;
         for old in &superseded {
             self.store
-                .set_status(&new.namespace, old, Status::Superseded, Some("contradicted by a newer memory"), Some(&id))
+                .set_status(
+                    &new.namespace,
+                    old,
+                    Status::Superseded,
+                    Some("contradicted by a newer memory"),
+                    Some(&id),
+                )
                 .await?;
         }
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
-        Ok(StoreOutcome { id, deduplicated: false, superseded, related, guard: decision.name().to_owned(), status: memory.status })
+        Ok(StoreOutcome {
+            id,
+            deduplicated: false,
+            superseded,
+            related,
+            guard: decision.name().to_owned(),
+            status: memory.status,
+        })
     }
 
     /// Bulk import without dedup or conflict handling (datasets, restores): each record is
     /// validated and guarded, embedded in batches of `batch`, and inserted in one transaction per
     /// batch. Records must carry ids when the caller needs them stable.
-    pub async fn import(&self, records: Vec<NewMemory>, batch: usize, now: DateTime<Utc>, mut progress: impl FnMut(usize)) -> Result<Vec<MemoryId>> {
+    pub async fn import(
+        &self,
+        records: Vec<NewMemory>,
+        batch: usize,
+        now: DateTime<Utc>,
+        mut progress: impl FnMut(usize),
+    ) -> Result<Vec<MemoryId>> {
         let mut ids = Vec::with_capacity(records.len());
         for chunk in records.chunks(batch.max(1)) {
             let mut prepared = Vec::with_capacity(chunk.len());
             for new in chunk {
                 self.validate_new(new)?;
                 let (content, status, reason) = match self.guard.check(new) {
-                    GuardDecision::Allow => (new.content.clone(), new.status.unwrap_or_default(), None),
-                    GuardDecision::Redact { content, .. } => (content, new.status.unwrap_or_default(), None),
-                    GuardDecision::Quarantine { reason, .. } => (new.content.clone(), Status::Quarantined, Some(reason)),
+                    GuardDecision::Allow => {
+                        (new.content.clone(), new.status.unwrap_or_default(), None)
+                    }
+                    GuardDecision::Redact { content, .. } => {
+                        (content, new.status.unwrap_or_default(), None)
+                    }
+                    GuardDecision::Quarantine { reason, .. } => {
+                        (new.content.clone(), Status::Quarantined, Some(reason))
+                    }
                     GuardDecision::Reject { reason, .. } => {
-                        return Err(Error::new(ErrorKind::Rejected, format!("record {:?} rejected by the guard: {reason}", new.id)));
+                        return Err(Error::new(
+                            ErrorKind::Rejected,
+                            format!("record {:?} rejected by the guard: {reason}", new.id),
+                        ));
                     }
                 };
                 let id = new.id.clone().unwrap_or_else(new_id);
@@ -408,7 +494,12 @@ impl Engine {
     }
 
     /// Runs the three paths and collects their raw candidates (`depth` per path).
-    pub async fn candidates(&self, req: &SearchRequest, depth: usize, config: &RetrievalConfig) -> Result<Candidates> {
+    pub async fn candidates(
+        &self,
+        req: &SearchRequest,
+        depth: usize,
+        config: &RetrievalConfig,
+    ) -> Result<Candidates> {
         let now = req.now.unwrap_or_else(Utc::now);
         let ns = &req.namespace;
         let understanding = understand(&req.query, now);
@@ -418,20 +509,41 @@ impl Engine {
             lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
         }
         if config.keyword {
-            lists[1] = self.store.keyword_search(ns, &req.query, depth, &req.filter).await?;
+            lists[1] = self
+                .store
+                .keyword_search(ns, &req.query, depth, &req.filter)
+                .await?;
         }
         if config.structured && !understanding.structured.is_empty() {
-            lists[2] = self.store.structured_search(ns, &understanding.structured, depth, &req.filter).await?;
+            lists[2] = self
+                .store
+                .structured_search(ns, &understanding.structured, depth, &req.filter)
+                .await?;
         }
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
         ids.sort();
         ids.dedup();
-        let memories = self.store.get_many(ns, &ids).await?.into_iter().map(|m| (m.id.clone(), m)).collect();
+        let memories = self
+            .store
+            .get_many(ns, &ids)
+            .await?
+            .into_iter()
+            .map(|m| (m.id.clone(), m))
+            .collect();
         for p in PathKind::ALL {
-            let top: Vec<(&str, f32)> = lists[p.index()].iter().take(10).map(|h| (h.id.as_str(), h.score)).collect();
+            let top: Vec<(&str, f32)> = lists[p.index()]
+                .iter()
+                .take(10)
+                .map(|h| (h.id.as_str(), h.score))
+                .collect();
             debug!(path = %p, query = %req.query, hits = lists[p.index()].len(), ?top, "path results");
         }
-        Ok(Candidates { lists, memories, understanding, now })
+        Ok(Candidates {
+            lists,
+            memories,
+            understanding,
+            now,
+        })
     }
 
     /// The read pipeline with the engine's retrieval config.
@@ -440,7 +552,11 @@ impl Engine {
     }
 
     /// The read pipeline with an explicit retrieval config.
-    pub async fn search_with(&self, req: &SearchRequest, config: &RetrievalConfig) -> Result<SearchResponse> {
+    pub async fn search_with(
+        &self,
+        req: &SearchRequest,
+        config: &RetrievalConfig,
+    ) -> Result<SearchResponse> {
         if req.query.trim().is_empty() {
             return Err(Error::invalid("query", "must not be empty"));
         }
@@ -450,14 +566,25 @@ impl Engine {
         let ranked = cands.rank(config, depth);
         let mut hits = Vec::with_capacity(top_k);
         for r in ranked.into_iter().take(top_k) {
-            let Some(memory) = cands.memories.get(&r.fused.id).cloned() else { continue };
-            let half_life = config.factors.decay.unwrap_or_default().half_life(memory.kind);
+            let Some(memory) = cands.memories.get(&r.fused.id).cloned() else {
+                continue;
+            };
+            let half_life = config
+                .factors
+                .decay
+                .unwrap_or_default()
+                .half_life(memory.kind);
             let stale = memory.kind == MemoryKind::Semantic
                 && decay::age_days(memory.created_at, cands.now) > 2.0 * half_life;
             let paths = PathKind::ALL
                 .into_iter()
                 .filter_map(|p| {
-                    r.fused.path(p).map(|c| PathEvidence { path: p, rank: c.rank, raw_score: c.raw, normalized: c.normalized })
+                    r.fused.path(p).map(|c| PathEvidence {
+                        path: p,
+                        rank: c.rank,
+                        raw_score: c.raw,
+                        normalized: c.normalized,
+                    })
                 })
                 .collect();
             hits.push(SearchHit {
@@ -465,26 +592,47 @@ impl Engine {
                 stale,
                 found_by: r.fused.found_by(),
                 score: r.score,
-                explanation: Explanation { paths, fused_score: r.fused.score, factors: r.factors },
+                explanation: Explanation {
+                    paths,
+                    fused_score: r.fused.score,
+                    factors: r.factors,
+                },
                 memory,
             });
         }
-        let fused: Vec<(&str, f64)> = hits.iter().map(|h| (h.memory.id.as_str(), h.score)).collect();
+        let fused: Vec<(&str, f64)> = hits
+            .iter()
+            .map(|h| (h.memory.id.as_str(), h.score))
+            .collect();
         debug!(query = %req.query, ?fused, "fused result");
         if req.record_access && !hits.is_empty() {
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
-            self.store.record_access(&req.namespace, &ids, cands.now).await?;
+            self.store
+                .record_access(&req.namespace, &ids, cands.now)
+                .await?;
         }
-        Ok(SearchResponse { hits, understanding: cands.understanding })
+        Ok(SearchResponse {
+            hits,
+            understanding: cands.understanding,
+        })
     }
 
     /// Updates fields of a memory; re-embeds when content or context change.
-    pub async fn update(&self, ns: &Namespace, id: &MemoryId, patch: &MemoryPatch) -> Result<Memory> {
+    pub async fn update(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+    ) -> Result<Memory> {
         patch.validate()?;
         if patch.is_empty() {
             return Err(Error::invalid("fields", "nothing to update"));
         }
-        let current = self.store.get(ns, id).await?.ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let current = self
+            .store
+            .get(ns, id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
         let vector = if patch.changes_text() {
             let mut next = current.clone();
             patch.apply(&mut next);
@@ -500,20 +648,39 @@ impl Engine {
     /// Soft delete: status `forgotten` with a reason. Purge hard-deletes later.
     pub async fn forget(&self, ns: &Namespace, id: &MemoryId, reason: &str) -> Result<Memory> {
         if reason.trim().is_empty() {
-            return Err(Error::invalid("reason", "a reason is required to forget a memory"));
+            return Err(Error::invalid(
+                "reason",
+                "a reason is required to forget a memory",
+            ));
         }
-        let m = self.store.set_status(ns, id, Status::Forgotten, Some(reason), None).await?;
+        let m = self
+            .store
+            .set_status(ns, id, Status::Forgotten, Some(reason), None)
+            .await?;
         info!(namespace = %ns, %id, reason, "forgot memory");
         Ok(m)
     }
 
     /// Restores a superseded, deprecated or forgotten memory to `active`.
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
-        let m = self.store.get(ns, id).await?.ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let m = self
+            .store
+            .get(ns, id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
         if m.status == Status::Active {
             return Ok(m);
         }
-        let m = self.store.set_status(ns, id, Status::Active, Some(&format!("reverted from {}", m.status)), None).await?;
+        let m = self
+            .store
+            .set_status(
+                ns,
+                id,
+                Status::Active,
+                Some(&format!("reverted from {}", m.status)),
+                None,
+            )
+            .await?;
         info!(namespace = %ns, %id, "reverted memory to active");
         Ok(m)
     }
@@ -527,6 +694,8 @@ impl Engine {
 
     /// Usefulness feedback: +1 when the memory helped, -1 otherwise.
     pub async fn feedback(&self, ns: &Namespace, id: &MemoryId, useful: bool) -> Result<Memory> {
-        self.store.add_usefulness(ns, id, if useful { 1.0 } else { -1.0 }).await
+        self.store
+            .add_usefulness(ns, id, if useful { 1.0 } else { -1.0 })
+            .await
     }
 }

@@ -21,5 +21,8 @@ mod working;
 
 pub use config::{RetrievalConfig, WriteConfig};
 pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge};
-pub use engine::{Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest, SearchResponse, StoreOutcome};
+pub use engine::{
+    Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest,
+    SearchResponse, StoreOutcome,
+};
 pub use working::InProcessWorkingMemory;

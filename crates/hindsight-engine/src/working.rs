@@ -24,7 +24,9 @@ impl InProcessWorkingMemory {
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<Key, WorkingEntry>>> {
-        self.entries.lock().map_err(|_| Error::backend("working memory lock poisoned"))
+        self.entries
+            .lock()
+            .map_err(|_| Error::backend("working memory lock poisoned"))
     }
 }
 
@@ -34,7 +36,14 @@ fn live(e: &WorkingEntry) -> bool {
 
 #[async_trait]
 impl WorkingMemory for InProcessWorkingMemory {
-    async fn set(&self, ns: &Namespace, session: &str, key: &str, value: &str, ttl: Option<Duration>) -> Result<WorkingEntry> {
+    async fn set(
+        &self,
+        ns: &Namespace,
+        session: &str,
+        key: &str,
+        value: &str,
+        ttl: Option<Duration>,
+    ) -> Result<WorkingEntry> {
         if session.is_empty() {
             return Err(Error::invalid("session_id", "must not be empty"));
         }
@@ -42,13 +51,23 @@ impl WorkingMemory for InProcessWorkingMemory {
             return Err(Error::invalid("key", "must not be empty"));
         }
         let expires_at = match ttl {
-            Some(d) => Some(Utc::now() + chrono::Duration::from_std(d).map_err(|e| Error::invalid("ttl", e))?),
+            Some(d) => Some(
+                Utc::now() + chrono::Duration::from_std(d).map_err(|e| Error::invalid("ttl", e))?,
+            ),
             None => None,
         };
-        let entry = WorkingEntry { session_id: session.to_owned(), key: key.to_owned(), value: value.to_owned(), expires_at };
+        let entry = WorkingEntry {
+            session_id: session.to_owned(),
+            key: key.to_owned(),
+            value: value.to_owned(),
+            expires_at,
+        };
         let mut map = self.lock()?;
         map.retain(|_, e| live(e));
-        map.insert((ns.0.clone(), session.to_owned(), key.to_owned()), entry.clone());
+        map.insert(
+            (ns.0.clone(), session.to_owned(), key.to_owned()),
+            entry.clone(),
+        );
         Ok(entry)
     }
 

@@ -29,16 +29,27 @@ pub enum HarnessError {
     #[error(transparent)]
     Eval(#[from] hindsight_eval::EvalError),
     #[error("writing {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// Writes the report (`summary.json`, tables, plots, `index.html`), `runs/<setup>.trec` and
 /// `qrels.tsv` into `dir`.
 pub fn write_outputs(eval: &DatasetEval, dir: &Path) -> Result<(), HarnessError> {
-    std::fs::create_dir_all(dir.join("runs")).map_err(|source| HarnessError::Io { path: dir.display().to_string(), source })?;
+    std::fs::create_dir_all(dir.join("runs")).map_err(|source| HarnessError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
     hindsight_eval::write_report(&eval.summary, dir)?;
     for (name, run) in &eval.runs {
-        hindsight_eval::write_trec_run(dir.join("runs").join(format!("{name}.trec")), run, name, 100)?;
+        hindsight_eval::write_trec_run(
+            dir.join("runs").join(format!("{name}.trec")),
+            run,
+            name,
+            100,
+        )?;
     }
     hindsight_eval::write_qrels(dir.join("qrels.tsv"), &eval.qrels)?;
     Ok(())

@@ -8,9 +8,9 @@ use hindsight_core::{Filter, Namespace};
 use hindsight_dataset::Dataset;
 use hindsight_engine::{Candidates, Engine, RetrievalConfig, SearchRequest};
 use hindsight_eval::{
-    BootstrapConfig, Counts, EmbedderInfo, GridPoint, HalfLifePoint, Metric, PerQueryMetrics, PermutationConfig, Qrels,
-    QueryTags, Run, SetupReport, Significance, Summary, Timing, TunedFold, Tuning, cross_validate, evaluate,
-    evaluate_query, simplex_grid,
+    BootstrapConfig, Counts, EmbedderInfo, GridPoint, HalfLifePoint, Metric, PerQueryMetrics,
+    PermutationConfig, Qrels, QueryTags, Run, SetupReport, Significance, Summary, Timing,
+    TunedFold, Tuning, cross_validate, evaluate, evaluate_query, simplex_grid,
 };
 use hindsight_retrieval::{FusionMethod, Normalization, PathWeights};
 use tracing::info;
@@ -56,7 +56,11 @@ impl Default for EvalOptions {
 
 impl EvalOptions {
     pub fn quick() -> Self {
-        EvalOptions { quick: true, folds: 3, ..EvalOptions::default() }
+        EvalOptions {
+            quick: true,
+            folds: 3,
+            ..EvalOptions::default()
+        }
     }
 }
 
@@ -115,7 +119,9 @@ pub async fn evaluate_dataset(
         return Err(HarnessError::Setup("no setups to evaluate".into()));
     }
     if engine.store().stats().await?.memories != 0 {
-        return Err(HarnessError::Setup("the evaluation store must start empty".into()));
+        return Err(HarnessError::Setup(
+            "the evaluation store must start empty".into(),
+        ));
     }
 
     // 1. Ingest.
@@ -140,9 +146,15 @@ pub async fn evaluate_dataset(
         .filter(|(i, _)| !opts.quick || i % 5 < 2)
         .map(|(_, q)| q)
         .collect();
-    let depth = setups.iter().map(|s| s.retrieval.depth(opts.top_k)).max().unwrap_or(30);
+    let depth = setups
+        .iter()
+        .map(|s| s.retrieval.depth(opts.top_k))
+        .max()
+        .unwrap_or(30);
     let all_paths = RetrievalConfig::default();
-    engine.warm_query_cache(queries.iter().map(|q| q.text.clone()).collect(), 64).await?;
+    engine
+        .warm_query_cache(queries.iter().map(|q| q.text.clone()).collect(), 64)
+        .await?;
     let mut cases = Vec::with_capacity(queries.len());
     for (i, q) in queries.iter().enumerate() {
         let req = SearchRequest {
@@ -154,14 +166,25 @@ pub async fn evaluate_dataset(
             record_access: false,
         };
         let cands = engine.candidates(&req, depth, &all_paths).await?;
-        cases.push(QueryCase { id: q.id.clone(), cands });
+        cases.push(QueryCase {
+            id: q.id.clone(),
+            cands,
+        });
         progress(Stage::Retrieve, i + 1, queries.len());
     }
     stages.insert("retrieve".to_owned(), elapsed(t));
 
     let selected: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
-    let qrels: Qrels = dataset.qrels.iter().filter(|(q, _)| selected.contains(q.as_str())).map(|(q, d)| (q.clone(), d.clone())).collect();
-    let tags: QueryTags = queries.iter().map(|q| (q.id.clone(), q.tags.clone())).collect();
+    let qrels: Qrels = dataset
+        .qrels
+        .iter()
+        .filter(|(q, _)| selected.contains(q.as_str()))
+        .map(|(q, d)| (q.clone(), d.clone()))
+        .collect();
+    let tags: QueryTags = queries
+        .iter()
+        .map(|q| (q.id.clone(), q.tags.clone()))
+        .collect();
 
     let run_of = |config: &RetrievalConfig, subset: Option<&BTreeSet<&str>>| -> Run {
         let d = config.depth(opts.top_k);
@@ -169,7 +192,13 @@ pub async fn evaluate_dataset(
             .iter()
             .filter(|c| subset.is_none_or(|s| s.contains(c.id.as_str())))
             .map(|c| {
-                let hits = c.cands.rank(config, d).into_iter().take(opts.run_depth).map(|h| (h.fused.id.0, h.score)).collect();
+                let hits = c
+                    .cands
+                    .rank(config, d)
+                    .into_iter()
+                    .take(opts.run_depth)
+                    .map(|h| (h.fused.id.0, h.score))
+                    .collect();
                 (c.id.clone(), hits)
             })
             .collect()
@@ -192,33 +221,64 @@ pub async fn evaluate_dataset(
 
     // 4. Tuned setups: CV grid search over weights x normalisation.
     let t = Instant::now();
-    let judged: Vec<String> = qrels.iter().filter(|(_, d)| d.values().any(|&r| r > 0)).map(|(q, _)| q.clone()).collect();
+    let judged: Vec<String> = qrels
+        .iter()
+        .filter(|(_, d)| d.values().any(|&r| r > 0))
+        .map(|(q, _)| q.clone())
+        .collect();
     for s in setups.iter().filter(|s| s.tune) {
         let grid = simplex_grid(opts.grid_step)?;
         let configs: Vec<(PathWeights, Normalization)> = Normalization::ALL
             .into_iter()
-            .flat_map(|n| grid.iter().map(move |w| (PathWeights::new(w[0], w[1], w[2]), n)))
+            .flat_map(|n| {
+                grid.iter()
+                    .map(move |w| (PathWeights::new(w[0], w[1], w[2]), n))
+            })
             .collect();
         // per config: ndcg@10 per judged query
-        let case_by_id: BTreeMap<&str, &QueryCase> = cases.iter().map(|c| (c.id.as_str(), c)).collect();
+        let case_by_id: BTreeMap<&str, &QueryCase> =
+            cases.iter().map(|c| (c.id.as_str(), c)).collect();
         let mut matrix: Vec<BTreeMap<String, f64>> = Vec::with_capacity(configs.len());
         for (ci, (w, n)) in configs.iter().enumerate() {
-            let config = RetrievalConfig { fusion: FusionMethod::WeightedSum { weights: *w, normalization: *n }, ..s.retrieval.clone() };
+            let config = RetrievalConfig {
+                fusion: FusionMethod::WeightedSum {
+                    weights: *w,
+                    normalization: *n,
+                },
+                ..s.retrieval.clone()
+            };
             let d = config.depth(opts.top_k);
             let mut row = BTreeMap::new();
             for q in &judged {
                 let hits: Vec<(String, f64)> = case_by_id
                     .get(q.as_str())
-                    .map(|c| c.cands.rank(&config, d).into_iter().take(10).map(|h| (h.fused.id.0, h.score)).collect())
+                    .map(|c| {
+                        c.cands
+                            .rank(&config, d)
+                            .into_iter()
+                            .take(10)
+                            .map(|h| (h.fused.id.0, h.score))
+                            .collect()
+                    })
                     .unwrap_or_default();
-                let v = qrels.get(q).and_then(|j| evaluate_query(j, &hits)).map_or(0.0, |m| m.ndcg10);
+                let v = qrels
+                    .get(q)
+                    .and_then(|j| evaluate_query(j, &hits))
+                    .map_or(0.0, |m| m.ndcg10);
                 row.insert(q.clone(), v);
             }
             matrix.push(row);
             progress(Stage::Tune, ci + 1, configs.len());
         }
         let mean = |ci: &usize, qs: &[String]| -> f64 {
-            if qs.is_empty() { 0.0 } else { qs.iter().map(|q| matrix[*ci].get(q).copied().unwrap_or(0.0)).sum::<f64>() / qs.len() as f64 }
+            if qs.is_empty() {
+                0.0
+            } else {
+                qs.iter()
+                    .map(|q| matrix[*ci].get(q).copied().unwrap_or(0.0))
+                    .sum::<f64>()
+                    / qs.len() as f64
+            }
         };
         let indices: Vec<usize> = (0..configs.len()).collect();
         let cv = cross_validate(&judged, opts.folds, opts.seed, &indices, mean)?;
@@ -228,18 +288,38 @@ pub async fn evaluate_dataset(
         let mut per_fold = Vec::new();
         for (fr, (_, test)) in cv.per_fold.iter().zip(&folds) {
             let (w, n) = configs[fr.best];
-            let config = RetrievalConfig { fusion: FusionMethod::WeightedSum { weights: w, normalization: n }, ..s.retrieval.clone() };
+            let config = RetrievalConfig {
+                fusion: FusionMethod::WeightedSum {
+                    weights: w,
+                    normalization: n,
+                },
+                ..s.retrieval.clone()
+            };
             let subset: BTreeSet<&str> = test.iter().map(String::as_str).collect();
             pooled.extend(run_of(&config, Some(&subset)));
-            per_fold.push(TunedFold { fold: fr.fold, weights: w.as_array(), normalization: n.as_str().to_owned(), train: fr.train_score, test: fr.test_score });
+            per_fold.push(TunedFold {
+                fold: fr.fold,
+                weights: w.as_array(),
+                normalization: n.as_str().to_owned(),
+                train: fr.train_score,
+                test: fr.test_score,
+            });
         }
         // Unjudged queries (no relevant docs) still get a run line, with the seed weights.
-        let missing: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).filter(|q| !pooled.contains_key(*q)).collect();
+        let missing: BTreeSet<&str> = cases
+            .iter()
+            .map(|c| c.id.as_str())
+            .filter(|q| !pooled.contains_key(*q))
+            .collect();
         pooled.extend(run_of(&s.retrieval, Some(&missing)));
         let grid_points = configs
             .iter()
             .enumerate()
-            .map(|(ci, (w, n))| GridPoint { weights: w.as_array(), normalization: n.as_str().to_owned(), score: mean(&ci, &judged) })
+            .map(|(ci, (w, n))| GridPoint {
+                weights: w.as_array(),
+                normalization: n.as_str().to_owned(),
+                score: mean(&ci, &judged),
+            })
             .collect();
         info!(setup = %s.name, mean_test = cv.mean_test, mean_train = cv.mean_train, "cross-validated tuning");
         tuning = Some(Tuning {
@@ -260,7 +340,10 @@ pub async fn evaluate_dataset(
     let t = Instant::now();
     for s in setups {
         let pq = &per_query[&s.name];
-        reports.insert(s.name.clone(), SetupReport::from_per_query(s.description.clone(), pq, &tags, &opts.bootstrap)?);
+        reports.insert(
+            s.name.clone(),
+            SetupReport::from_per_query(s.description.clone(), pq, &tags, &opts.bootstrap)?,
+        );
     }
     let significance = significance_pairs(setups, &per_query, &opts.permutation)?;
     stages.insert("statistics".to_owned(), elapsed(t));
@@ -274,7 +357,11 @@ pub async fn evaluate_dataset(
     let space = engine.embedder().space();
     let summary = Summary {
         dataset: dataset.meta.name.clone(),
-        embedder: EmbedderInfo { model: space.model, dim: space.dim, test_only: engine.embedder().is_test_only() },
+        embedder: EmbedderInfo {
+            model: space.model,
+            dim: space.dim,
+            test_only: engine.embedder().is_test_only(),
+        },
         backend: backend.to_owned(),
         quick: opts.quick,
         counts: Counts {
@@ -288,9 +375,16 @@ pub async fn evaluate_dataset(
         significance,
         tuning,
         half_life_sweep,
-        timing: Timing { total_s: elapsed(started), stages },
+        timing: Timing {
+            total_s: elapsed(started),
+            stages,
+        },
     };
-    Ok(DatasetEval { summary, runs, qrels })
+    Ok(DatasetEval {
+        summary,
+        runs,
+        qrels,
+    })
 }
 
 /// Pairs tested for significance: each setup against `pure-vector` and against `hybrid-3path`
@@ -302,7 +396,9 @@ fn significance_pairs(
 ) -> Result<Vec<Significance>, HarnessError> {
     let mut out = Vec::new();
     for base in ["pure-vector", "hybrid-3path"] {
-        let Some(b) = per_query.get(base) else { continue };
+        let Some(b) = per_query.get(base) else {
+            continue;
+        };
         if b.queries.is_empty() {
             continue;
         }
@@ -312,18 +408,35 @@ fn significance_pairs(
             }
             let a = &per_query[&s.name];
             for metric in [Metric::Ndcg10, Metric::Hit5] {
-                out.push(Significance::between((&s.name, a), (base, b), metric, config)?);
+                out.push(Significance::between(
+                    (&s.name, a),
+                    (base, b),
+                    metric,
+                    config,
+                )?);
             }
         }
     }
     Ok(out)
 }
 
-fn half_life_sweep(setups: &[Setup], cases: &[QueryCase], qrels: &Qrels, tags: &QueryTags, opts: &EvalOptions) -> Option<Vec<HalfLifePoint>> {
-    let base = setups.iter().find(|s| s.name == "hybrid-3path").or_else(|| setups.iter().find(|s| s.retrieval.factors.decay.is_some()))?;
+fn half_life_sweep(
+    setups: &[Setup],
+    cases: &[QueryCase],
+    qrels: &Qrels,
+    tags: &QueryTags,
+    opts: &EvalOptions,
+) -> Option<Vec<HalfLifePoint>> {
+    let base = setups
+        .iter()
+        .find(|s| s.name == "hybrid-3path")
+        .or_else(|| setups.iter().find(|s| s.retrieval.factors.decay.is_some()))?;
     let sensitive: Vec<&QueryCase> = cases
         .iter()
-        .filter(|c| tags.get(&c.id).is_some_and(|t| t.iter().any(|t| TIME_SENSITIVE_TAGS.contains(&t.as_str()))))
+        .filter(|c| {
+            tags.get(&c.id)
+                .is_some_and(|t| t.iter().any(|t| TIME_SENSITIVE_TAGS.contains(&t.as_str())))
+        })
         .filter(|c| qrels.get(&c.id).is_some_and(|j| j.values().any(|&r| r > 0)))
         .collect();
     if sensitive.is_empty() {
@@ -339,11 +452,24 @@ fn half_life_sweep(setups: &[Setup], cases: &[QueryCase], qrels: &Qrels, tags: &
             let sum: f64 = sensitive
                 .iter()
                 .map(|c| {
-                    let hits: Vec<(String, f64)> = c.cands.rank(&config, d).into_iter().take(10).map(|h| (h.fused.id.0, h.score)).collect();
-                    qrels.get(&c.id).and_then(|j| evaluate_query(j, &hits)).map_or(0.0, |m| m.ndcg10)
+                    let hits: Vec<(String, f64)> = c
+                        .cands
+                        .rank(&config, d)
+                        .into_iter()
+                        .take(10)
+                        .map(|h| (h.fused.id.0, h.score))
+                        .collect();
+                    qrels
+                        .get(&c.id)
+                        .and_then(|j| evaluate_query(j, &hits))
+                        .map_or(0.0, |m| m.ndcg10)
                 })
                 .sum();
-            HalfLifePoint { half_life_days: h, ndcg10: sum / sensitive.len() as f64, n_queries: sensitive.len() }
+            HalfLifePoint {
+                half_life_days: h,
+                ndcg10: sum / sensitive.len() as f64,
+                n_queries: sensitive.len(),
+            }
         })
         .collect();
     Some(points)

@@ -29,12 +29,24 @@ pub struct FactorSwitches {
 
 impl Default for FactorSwitches {
     fn default() -> Self {
-        FactorSwitches { decay: true, importance: true, access: true, trust: true, usefulness: true }
+        FactorSwitches {
+            decay: true,
+            importance: true,
+            access: true,
+            trust: true,
+            usefulness: true,
+        }
     }
 }
 
 impl FactorSwitches {
-    pub const NONE: FactorSwitches = FactorSwitches { decay: false, importance: false, access: false, trust: false, usefulness: false };
+    pub const NONE: FactorSwitches = FactorSwitches {
+        decay: false,
+        importance: false,
+        access: false,
+        trust: false,
+        usefulness: false,
+    };
 
     pub fn to_factors(self) -> RankingFactors {
         let d = RankingFactors::default();
@@ -79,9 +91,17 @@ pub struct SetupsFile {
 
 impl SetupDef {
     pub fn to_setup(&self) -> Result<Setup, HarnessError> {
-        let mut r = RetrievalConfig { vector: false, keyword: false, structured: false, ..RetrievalConfig::default() };
+        let mut r = RetrievalConfig {
+            vector: false,
+            keyword: false,
+            structured: false,
+            ..RetrievalConfig::default()
+        };
         if self.paths.is_empty() {
-            return Err(HarnessError::Setup(format!("setup {:?}: `paths` must name at least one path", self.name)));
+            return Err(HarnessError::Setup(format!(
+                "setup {:?}: `paths` must name at least one path",
+                self.name
+            )));
         }
         for p in &self.paths {
             match p.as_str() {
@@ -98,29 +118,47 @@ impl SetupDef {
         }
         r.fusion = self.fusion.unwrap_or_default();
         r.factors = self.factors.to_factors();
-        Ok(Setup { name: self.name.clone(), description: self.description.clone(), retrieval: r, tune: self.tune })
+        Ok(Setup {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            retrieval: r,
+            tune: self.tune,
+        })
     }
 }
 
 /// Parses a setups TOML file. Errors name the setup and field.
 pub fn parse_setups(text: &str) -> Result<Vec<Setup>, HarnessError> {
-    let file: SetupsFile = toml::from_str(text).map_err(|e| HarnessError::Setup(format!("setups file: {e}")))?;
+    let file: SetupsFile =
+        toml::from_str(text).map_err(|e| HarnessError::Setup(format!("setups file: {e}")))?;
     if file.setup.is_empty() {
-        return Err(HarnessError::Setup("setups file defines no [[setup]]".into()));
+        return Err(HarnessError::Setup(
+            "setups file defines no [[setup]]".into(),
+        ));
     }
     let mut names = std::collections::BTreeSet::new();
     file.setup
         .iter()
         .map(|d| {
             if !names.insert(d.name.clone()) {
-                return Err(HarnessError::Setup(format!("setup {:?} is defined twice", d.name)));
+                return Err(HarnessError::Setup(format!(
+                    "setup {:?} is defined twice",
+                    d.name
+                )));
             }
             d.to_setup()
         })
         .collect()
 }
 
-fn setup(name: &str, description: &str, paths: [bool; 3], fusion: FusionMethod, factors: FactorSwitches, tune: bool) -> Setup {
+fn setup(
+    name: &str,
+    description: &str,
+    paths: [bool; 3],
+    fusion: FusionMethod,
+    factors: FactorSwitches,
+    tune: bool,
+) -> Setup {
     Setup {
         name: name.into(),
         description: description.into(),
@@ -139,21 +177,106 @@ fn setup(name: &str, description: &str, paths: [bool; 3], fusion: FusionMethod, 
 /// The built-in setups: baselines, the seed hybrid, alternative fusions, the tuned hybrid and
 /// ablations of the seed hybrid.
 pub fn default_setups() -> Vec<Setup> {
-    let seed = FusionMethod::WeightedSum { weights: PathWeights::default(), normalization: Normalization::MinMax };
-    let only = |w: PathWeights| FusionMethod::WeightedSum { weights: w, normalization: Normalization::MinMax };
+    let seed = FusionMethod::WeightedSum {
+        weights: PathWeights::default(),
+        normalization: Normalization::MinMax,
+    };
+    let only = |w: PathWeights| FusionMethod::WeightedSum {
+        weights: w,
+        normalization: Normalization::MinMax,
+    };
     let all = FactorSwitches::default();
     let none = FactorSwitches::NONE;
     vec![
-        setup("pure-vector", "vector path only (cosine), no ranking factors", [true, false, false], only(PathWeights::new(1.0, 0.0, 0.0)), none, false),
-        setup("bm25-only", "BM25 keyword path only, no ranking factors", [false, true, false], only(PathWeights::new(0.0, 1.0, 0.0)), none, false),
-        setup("hybrid-3path", "vector+BM25+structured, weighted sum 0.5/0.3/0.2 (min-max), all ranking factors", [true, true, true], seed, all, false),
-        setup("hybrid-rrf", "vector+BM25+structured, reciprocal rank fusion (k=60), all ranking factors", [true, true, true], FusionMethod::rrf(), all, false),
-        setup("hybrid-combmnz", "vector+BM25+structured, CombMNZ (min-max), all ranking factors", [true, true, true], FusionMethod::CombMnz { normalization: Normalization::MinMax }, all, false),
-        setup("hybrid-tuned", "vector+BM25+structured, weights and normalisation by 5-fold CV grid search (step 0.1), all ranking factors", [true, true, true], seed, all, true),
-        setup("hybrid-no-factors", "ablation: hybrid-3path fusion without any ranking factor", [true, true, true], seed, none, false),
-        setup("ablation-no-decay", "ablation: hybrid-3path without time decay", [true, true, true], seed, FactorSwitches { decay: false, ..all }, false),
-        setup("ablation-no-structured", "ablation: hybrid-3path without the structured path", [true, true, false], seed, all, false),
-        setup("ablation-no-trust-importance", "ablation: hybrid-3path without source trust and importance", [true, true, true], seed, FactorSwitches { trust: false, importance: false, ..all }, false),
+        setup(
+            "pure-vector",
+            "vector path only (cosine), no ranking factors",
+            [true, false, false],
+            only(PathWeights::new(1.0, 0.0, 0.0)),
+            none,
+            false,
+        ),
+        setup(
+            "bm25-only",
+            "BM25 keyword path only, no ranking factors",
+            [false, true, false],
+            only(PathWeights::new(0.0, 1.0, 0.0)),
+            none,
+            false,
+        ),
+        setup(
+            "hybrid-3path",
+            "vector+BM25+structured, weighted sum 0.5/0.3/0.2 (min-max), all ranking factors",
+            [true, true, true],
+            seed,
+            all,
+            false,
+        ),
+        setup(
+            "hybrid-rrf",
+            "vector+BM25+structured, reciprocal rank fusion (k=60), all ranking factors",
+            [true, true, true],
+            FusionMethod::rrf(),
+            all,
+            false,
+        ),
+        setup(
+            "hybrid-combmnz",
+            "vector+BM25+structured, CombMNZ (min-max), all ranking factors",
+            [true, true, true],
+            FusionMethod::CombMnz {
+                normalization: Normalization::MinMax,
+            },
+            all,
+            false,
+        ),
+        setup(
+            "hybrid-tuned",
+            "vector+BM25+structured, weights and normalisation by 5-fold CV grid search (step 0.1), all ranking factors",
+            [true, true, true],
+            seed,
+            all,
+            true,
+        ),
+        setup(
+            "hybrid-no-factors",
+            "ablation: hybrid-3path fusion without any ranking factor",
+            [true, true, true],
+            seed,
+            none,
+            false,
+        ),
+        setup(
+            "ablation-no-decay",
+            "ablation: hybrid-3path without time decay",
+            [true, true, true],
+            seed,
+            FactorSwitches {
+                decay: false,
+                ..all
+            },
+            false,
+        ),
+        setup(
+            "ablation-no-structured",
+            "ablation: hybrid-3path without the structured path",
+            [true, true, false],
+            seed,
+            all,
+            false,
+        ),
+        setup(
+            "ablation-no-trust-importance",
+            "ablation: hybrid-3path without source trust and importance",
+            [true, true, true],
+            seed,
+            FactorSwitches {
+                trust: false,
+                importance: false,
+                ..all
+            },
+            false,
+        ),
     ]
 }
 
@@ -182,15 +305,30 @@ mod tests {
         assert!(s[0].retrieval.factors.decay.is_none() && s[0].retrieval.factors.importance);
         assert_eq!(
             s[0].retrieval.fusion,
-            FusionMethod::WeightedSum { weights: PathWeights::new(0.6, 0.4, 0.0), normalization: Normalization::ZScore }
+            FusionMethod::WeightedSum {
+                weights: PathWeights::new(0.6, 0.4, 0.0),
+                normalization: Normalization::ZScore
+            }
         );
         assert!(matches!(s[1].retrieval.fusion, FusionMethod::Rrf { k, .. } if k == 30.0));
     }
 
     #[test]
     fn rejects_bad_setups() {
-        assert!(parse_setups("[[setup]]\nname='x'\npaths=['vectr']").unwrap_err().to_string().contains("unknown path"));
-        assert!(parse_setups("[[setup]]\nname='x'\npaths=['vector']\n[[setup]]\nname='x'\npaths=['vector']").unwrap_err().to_string().contains("twice"));
+        assert!(
+            parse_setups("[[setup]]\nname='x'\npaths=['vectr']")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown path")
+        );
+        assert!(
+            parse_setups(
+                "[[setup]]\nname='x'\npaths=['vector']\n[[setup]]\nname='x'\npaths=['vector']"
+            )
+            .unwrap_err()
+            .to_string()
+            .contains("twice")
+        );
         assert!(parse_setups("[[setup]]\nname='x'\npaths=['vector']\nbogus=1").is_err());
         assert!(parse_setups("").is_err());
     }
@@ -198,7 +336,16 @@ mod tests {
     #[test]
     fn default_setup_names_are_unique_and_include_the_issue_setups() {
         let names: Vec<String> = default_setups().into_iter().map(|s| s.name).collect();
-        for want in ["pure-vector", "bm25-only", "hybrid-3path", "hybrid-rrf", "hybrid-tuned", "ablation-no-decay", "ablation-no-structured", "ablation-no-trust-importance"] {
+        for want in [
+            "pure-vector",
+            "bm25-only",
+            "hybrid-3path",
+            "hybrid-rrf",
+            "hybrid-tuned",
+            "ablation-no-decay",
+            "ablation-no-structured",
+            "ablation-no-trust-importance",
+        ] {
             assert!(names.iter().any(|n| n == want), "{want}");
         }
         let set: std::collections::BTreeSet<_> = names.iter().collect();

@@ -12,15 +12,24 @@ use hindsight_harness::{EvalOptions, default_setups, evaluate_dataset, write_out
 use hindsight_store_sqlite::SqliteStore;
 
 fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).expect("valid time").to_utc()
+    DateTime::parse_from_rfc3339(s)
+        .expect("valid time")
+        .to_utc()
 }
 
 fn dataset() -> Dataset {
     let mut memories = Vec::new();
     for i in 0..12 {
-        let mut m = MemoryRecord::new(format!("cs-{i:02}"), format!("Customer asked about the delivery of order {} and was told it ships soon", 58200 + i));
+        let mut m = MemoryRecord::new(
+            format!("cs-{i:02}"),
+            format!(
+                "Customer asked about the delivery of order {} and was told it ships soon",
+                58200 + i
+            ),
+        );
         m.namespace = "cs".into();
-        m.entities.insert("order_id".into(), (58200 + i).to_string());
+        m.entities
+            .insert("order_id".into(), (58200 + i).to_string());
         m.created_at = t("2026-03-01T10:00:00Z") + chrono::Duration::days(i);
         memories.push(m);
     }
@@ -51,7 +60,12 @@ fn dataset() -> Dataset {
         q("q2", "cs", "order 58203 delivery", &["exact-id"]),
         q("q3", "ops", "login bug", &["keyword-qualifier"]),
         q("q4", "ops", "数据库迁移", &["time-scoped"]),
-        q("q5", "ops", "what does the user like to drink", &["paraphrase"]),
+        q(
+            "q5",
+            "ops",
+            "what does the user like to drink",
+            &["paraphrase"],
+        ),
         q("q6", "ops", "payments deploy rollback", &["failed-task"]),
         q("q7", "ops", "nothing relevant here", &["distractor"]),
     ];
@@ -68,41 +82,73 @@ fn dataset() -> Dataset {
     judge("q5", "ops-03", 2);
     judge("q6", "ops-04", 3);
     judge("q7", "ops-00", 0);
-    Dataset { meta: DatasetMeta { name: "tiny".into(), ..DatasetMeta::default() }, memories, queries, qrels, issues: vec![] }
+    Dataset {
+        meta: DatasetMeta {
+            name: "tiny".into(),
+            ..DatasetMeta::default()
+        },
+        memories,
+        queries,
+        qrels,
+        issues: vec![],
+    }
 }
 
 #[tokio::test]
 async fn evaluates_every_setup_and_writes_the_report() {
     let ds = dataset();
     let embedder = Arc::new(HashEmbedder::new(64).expect("dim"));
-    let store = Arc::new(SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref())).await.expect("store"));
+    let store = Arc::new(
+        SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref()))
+            .await
+            .expect("store"),
+    );
     let engine = Engine::builder(store, embedder).build().expect("engine");
     let setups = default_setups();
-    let opts = EvalOptions { folds: 3, ..EvalOptions::quick() };
-    let opts = EvalOptions { quick: false, ..opts };
-    let eval = evaluate_dataset(&ds, &engine, &setups, &opts, "sqlite", &|_, _, _| {}).await.expect("eval");
+    let opts = EvalOptions {
+        folds: 3,
+        ..EvalOptions::quick()
+    };
+    let opts = EvalOptions {
+        quick: false,
+        ..opts
+    };
+    let eval = evaluate_dataset(&ds, &engine, &setups, &opts, "sqlite", &|_, _, _| {})
+        .await
+        .expect("eval");
     let s = &eval.summary;
 
-    assert!(s.embedder.test_only, "the hash embedder must be labelled test-only");
+    assert!(
+        s.embedder.test_only,
+        "the hash embedder must be labelled test-only"
+    );
     assert_eq!(s.counts.memories, 18);
     assert_eq!(s.counts.queries, 7);
     assert_eq!(s.counts.judged_queries, 6);
     assert_eq!(s.counts.queries_without_relevant, 1);
     assert_eq!(s.setups.len(), setups.len());
     for (name, r) in &s.setups {
-        for m in ["p@5", "rel@5", "recall@5", "hit@5", "mrr@10", "ndcg@5", "ndcg@10"] {
+        for m in [
+            "p@5", "rel@5", "recall@5", "hit@5", "mrr@10", "ndcg@5", "ndcg@10",
+        ] {
             let v = r.metrics[m];
             let max = if m == "rel@5" { 5.0 } else { 1.0 };
             assert!((0.0..=max).contains(&v), "{name} {m} = {v}");
             let [lo, hi] = r.ci95[m];
-            assert!(lo <= v + 1e-12 && v <= hi + 1e-12, "{name} {m} CI [{lo}, {hi}] excludes {v}");
+            assert!(
+                lo <= v + 1e-12 && v <= hi + 1e-12,
+                "{name} {m} CI [{lo}, {hi}] excludes {v}"
+            );
         }
         assert_eq!(eval.runs[name].len(), 7, "{name}: every query has a run");
     }
     // The exact-id queries are answered by the structured path: every setup that runs it puts
     // the order at rank 1; BM25 alone cannot separate near-identical texts by the number's rank.
     for name in ["hybrid-3path", "hybrid-rrf", "hybrid-no-factors"] {
-        assert_eq!(s.setups[name].by_tag["exact-id"].metrics["mrr@10"], 1.0, "{name}");
+        assert_eq!(
+            s.setups[name].by_tag["exact-id"].metrics["mrr@10"], 1.0,
+            "{name}"
+        );
     }
     let tuning = s.tuning.as_ref().expect("tuned setup present");
     assert_eq!(tuning.folds, 3);
@@ -113,14 +159,23 @@ async fn evaluates_every_setup_and_writes_the_report() {
     }
     // the tuned setup's reported ndcg@10 is the pooled held-out run, comparable with mean_test
     assert!((0.0..=1.0).contains(&tuning.mean_test));
-    let sweep = s.half_life_sweep.as_ref().expect("time-sensitive queries present");
+    let sweep = s
+        .half_life_sweep
+        .as_ref()
+        .expect("time-sensitive queries present");
     assert_eq!(sweep.len(), opts.half_lives.len());
     assert!(sweep.iter().all(|p| p.n_queries == 1));
     assert!(!s.significance.is_empty());
 
     let dir = tempfile::tempdir().expect("tempdir");
     write_outputs(&eval, dir.path()).expect("write");
-    for f in ["summary.json", "qrels.tsv", "index.html", "runs/hybrid-3path.trec", "runs/hybrid-tuned.trec"] {
+    for f in [
+        "summary.json",
+        "qrels.tsv",
+        "index.html",
+        "runs/hybrid-3path.trec",
+        "runs/hybrid-tuned.trec",
+    ] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
     let html = std::fs::read_to_string(dir.path().join("index.html")).expect("html");
@@ -131,10 +186,32 @@ async fn evaluates_every_setup_and_writes_the_report() {
 async fn refuses_a_non_empty_store() {
     let ds = dataset();
     let embedder = Arc::new(HashEmbedder::new(32).expect("dim"));
-    let store = Arc::new(SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref())).await.expect("store"));
+    let store = Arc::new(
+        SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref()))
+            .await
+            .expect("store"),
+    );
     let engine = Engine::builder(store, embedder).build().expect("engine");
     let opts = EvalOptions::quick();
-    evaluate_dataset(&ds, &engine, &default_setups()[..1], &opts, "sqlite", &|_, _, _| {}).await.expect("first");
-    let err = evaluate_dataset(&ds, &engine, &default_setups()[..1], &opts, "sqlite", &|_, _, _| {}).await.expect_err("second");
+    evaluate_dataset(
+        &ds,
+        &engine,
+        &default_setups()[..1],
+        &opts,
+        "sqlite",
+        &|_, _, _| {},
+    )
+    .await
+    .expect("first");
+    let err = evaluate_dataset(
+        &ds,
+        &engine,
+        &default_setups()[..1],
+        &opts,
+        "sqlite",
+        &|_, _, _| {},
+    )
+    .await
+    .expect_err("second");
     assert!(err.to_string().contains("empty"), "{err}");
 }

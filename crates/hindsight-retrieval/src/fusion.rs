@@ -15,13 +15,21 @@ pub struct PathWeights {
 
 impl Default for PathWeights {
     fn default() -> Self {
-        PathWeights { vector: 0.5, keyword: 0.3, structured: 0.2 }
+        PathWeights {
+            vector: 0.5,
+            keyword: 0.3,
+            structured: 0.2,
+        }
     }
 }
 
 impl PathWeights {
     pub fn new(vector: f64, keyword: f64, structured: f64) -> Self {
-        PathWeights { vector, keyword, structured }
+        PathWeights {
+            vector,
+            keyword,
+            structured,
+        }
     }
     pub fn get(&self, path: PathKind) -> f64 {
         match path {
@@ -50,7 +58,11 @@ pub enum Normalization {
 }
 
 impl Normalization {
-    pub const ALL: [Normalization; 3] = [Normalization::MinMax, Normalization::ZScore, Normalization::Rank];
+    pub const ALL: [Normalization; 3] = [
+        Normalization::MinMax,
+        Normalization::ZScore,
+        Normalization::Rank,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Normalization::MinMax => "min-max",
@@ -65,7 +77,10 @@ impl Normalization {
 #[serde(tag = "method", rename_all = "kebab-case")]
 pub enum FusionMethod {
     /// `sum_p w_p * norm_p(score)`.
-    WeightedSum { weights: PathWeights, normalization: Normalization },
+    WeightedSum {
+        weights: PathWeights,
+        normalization: Normalization,
+    },
     /// Reciprocal rank fusion: `sum_p w_p / (k + rank_p)`; weights default to 1 per path.
     Rrf { k: f64, weights: PathWeights },
     /// CombMNZ: `(number of paths that found the hit) * sum_p norm_p(score)`.
@@ -74,13 +89,19 @@ pub enum FusionMethod {
 
 impl Default for FusionMethod {
     fn default() -> Self {
-        FusionMethod::WeightedSum { weights: PathWeights::default(), normalization: Normalization::MinMax }
+        FusionMethod::WeightedSum {
+            weights: PathWeights::default(),
+            normalization: Normalization::MinMax,
+        }
     }
 }
 
 impl FusionMethod {
     pub fn rrf() -> Self {
-        FusionMethod::Rrf { k: 60.0, weights: PathWeights::new(1.0, 1.0, 1.0) }
+        FusionMethod::Rrf {
+            k: 60.0,
+            weights: PathWeights::new(1.0, 1.0, 1.0),
+        }
     }
 }
 
@@ -109,7 +130,10 @@ impl FusedHit {
         self.paths[p.index()].as_ref()
     }
     pub fn found_by(&self) -> Vec<PathKind> {
-        PathKind::ALL.into_iter().filter(|p| self.paths[p.index()].is_some()).collect()
+        PathKind::ALL
+            .into_iter()
+            .filter(|p| self.paths[p.index()].is_some())
+            .collect()
     }
 }
 
@@ -132,7 +156,11 @@ pub fn normalize(scores: &[f32], normalization: Normalization) -> Vec<f64> {
     let s: Vec<f64> = scores.iter().map(|&x| f64::from(x)).collect();
     match normalization {
         Normalization::MinMax => {
-            let (min, max) = s.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            let (min, max) = s
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
             let span = max - min;
             if span <= f64::EPSILON * max.abs().max(1.0) {
                 vec![1.0; n]
@@ -164,34 +192,42 @@ pub fn fuse(lists: &[(PathKind, &[PathHit])], method: &FusionMethod) -> Vec<Fuse
         let sorted = sorted_unique(hits);
         let raw: Vec<f32> = sorted.iter().map(|h| h.score).collect();
         let norm = match method {
-            FusionMethod::WeightedSum { normalization, .. } | FusionMethod::CombMnz { normalization } => {
-                normalize(&raw, *normalization)
+            FusionMethod::WeightedSum { normalization, .. }
+            | FusionMethod::CombMnz { normalization } => normalize(&raw, *normalization),
+            FusionMethod::Rrf { k, .. } => {
+                (0..raw.len()).map(|i| 1.0 / (k + (i + 1) as f64)).collect()
             }
-            FusionMethod::Rrf { k, .. } => (0..raw.len()).map(|i| 1.0 / (k + (i + 1) as f64)).collect(),
         };
         for (i, (hit, normalized)) in sorted.into_iter().zip(norm).enumerate() {
-            let entry = acc
-                .entry(&hit.id)
-                .or_insert_with(|| FusedHit { id: hit.id.clone(), score: 0.0, paths: [None; 3] });
-            entry.paths[path.index()] = Some(PathContribution { rank: i + 1, raw: hit.score, normalized });
+            let entry = acc.entry(&hit.id).or_insert_with(|| FusedHit {
+                id: hit.id.clone(),
+                score: 0.0,
+                paths: [None; 3],
+            });
+            entry.paths[path.index()] = Some(PathContribution {
+                rank: i + 1,
+                raw: hit.score,
+                normalized,
+            });
         }
     }
-    let mut fused: Vec<FusedHit> = acc
-        .into_values()
-        .map(|mut h| {
-            h.score = match method {
-                FusionMethod::WeightedSum { weights, .. } | FusionMethod::Rrf { weights, .. } => PathKind::ALL
-                    .into_iter()
-                    .filter_map(|p| h.paths[p.index()].map(|c| weights.get(p) * c.normalized))
-                    .sum(),
-                FusionMethod::CombMnz { .. } => {
-                    let found = h.paths.iter().flatten().count() as f64;
-                    found * h.paths.iter().flatten().map(|c| c.normalized).sum::<f64>()
-                }
-            };
-            h
-        })
-        .collect();
+    let mut fused: Vec<FusedHit> =
+        acc.into_values()
+            .map(|mut h| {
+                h.score = match method {
+                    FusionMethod::WeightedSum { weights, .. }
+                    | FusionMethod::Rrf { weights, .. } => PathKind::ALL
+                        .into_iter()
+                        .filter_map(|p| h.paths[p.index()].map(|c| weights.get(p) * c.normalized))
+                        .sum(),
+                    FusionMethod::CombMnz { .. } => {
+                        let found = h.paths.iter().flatten().count() as f64;
+                        found * h.paths.iter().flatten().map(|c| c.normalized).sum::<f64>()
+                    }
+                };
+                h
+            })
+            .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     fused
 }
@@ -202,7 +238,12 @@ mod tests {
     use proptest::prelude::*;
 
     fn hits(v: &[(&str, f32)]) -> Vec<PathHit> {
-        v.iter().map(|(id, s)| PathHit { id: MemoryId::from(*id), score: *s }).collect()
+        v.iter()
+            .map(|(id, s)| PathHit {
+                id: MemoryId::from(*id),
+                score: *s,
+            })
+            .collect()
     }
 
     fn ids(f: &[FusedHit]) -> Vec<&str> {
@@ -214,11 +255,18 @@ mod tests {
         // vector: a=0.9 -> 1, b=0.7 -> 0.5, c=0.5 -> 0 ; keyword: c=10 -> 1, a=2 -> 0
         let v = hits(&[("a", 0.9), ("b", 0.7), ("c", 0.5)]);
         let k = hits(&[("c", 10.0), ("a", 2.0)]);
-        let m = FusionMethod::WeightedSum { weights: PathWeights::new(0.5, 0.3, 0.2), normalization: Normalization::MinMax };
+        let m = FusionMethod::WeightedSum {
+            weights: PathWeights::new(0.5, 0.3, 0.2),
+            normalization: Normalization::MinMax,
+        };
         let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &m);
         // a = 0.5*1 + 0.3*0 = 0.5 ; b = 0.5*0.5 = 0.25 ; c = 0 + 0.3*1 = 0.3
         assert_eq!(ids(&f), ["a", "c", "b"]);
-        assert!((f[0].score - 0.5).abs() < 1e-9 && (f[1].score - 0.3).abs() < 1e-9 && (f[2].score - 0.25).abs() < 1e-9);
+        assert!(
+            (f[0].score - 0.5).abs() < 1e-9
+                && (f[1].score - 0.3).abs() < 1e-9
+                && (f[2].score - 0.25).abs() < 1e-9
+        );
         assert_eq!(f[1].path(PathKind::Keyword).map(|c| c.rank), Some(1));
         assert_eq!(f[1].found_by(), vec![PathKind::Vector, PathKind::Keyword]);
     }
@@ -227,7 +275,10 @@ mod tests {
     fn rrf_by_hand() {
         let v = hits(&[("a", 0.9), ("b", 0.8)]);
         let k = hits(&[("b", 5.0), ("c", 4.0)]);
-        let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &FusionMethod::rrf());
+        let f = fuse(
+            &[(PathKind::Vector, &v), (PathKind::Keyword, &k)],
+            &FusionMethod::rrf(),
+        );
         // b = 1/62 + 1/61, a = 1/61, c = 1/62
         assert_eq!(ids(&f), ["b", "a", "c"]);
         assert!((f[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
@@ -237,7 +288,12 @@ mod tests {
     fn comb_mnz_rewards_agreement() {
         let v = hits(&[("a", 1.0), ("b", 0.5), ("c", 0.0)]);
         let k = hits(&[("b", 1.0), ("d", 0.0)]);
-        let f = fuse(&[(PathKind::Vector, &v), (PathKind::Keyword, &k)], &FusionMethod::CombMnz { normalization: Normalization::MinMax });
+        let f = fuse(
+            &[(PathKind::Vector, &v), (PathKind::Keyword, &k)],
+            &FusionMethod::CombMnz {
+                normalization: Normalization::MinMax,
+            },
+        );
         // b = 2 * (0.5 + 1) = 3 ; a = 1 ; c = 0, d = 0 (ties by id)
         assert_eq!(ids(&f), ["b", "a", "c", "d"]);
         assert!((f[0].score - 3.0).abs() < 1e-9);
@@ -245,9 +301,18 @@ mod tests {
 
     #[test]
     fn normalizations_by_hand() {
-        assert_eq!(normalize(&[3.0, 2.0, 1.0], Normalization::MinMax), vec![1.0, 0.5, 0.0]);
-        assert_eq!(normalize(&[2.0, 2.0], Normalization::MinMax), vec![1.0, 1.0]);
-        assert_eq!(normalize(&[9.0, 5.0, 1.0, 0.0], Normalization::Rank), vec![1.0, 0.75, 0.5, 0.25]);
+        assert_eq!(
+            normalize(&[3.0, 2.0, 1.0], Normalization::MinMax),
+            vec![1.0, 0.5, 0.0]
+        );
+        assert_eq!(
+            normalize(&[2.0, 2.0], Normalization::MinMax),
+            vec![1.0, 1.0]
+        );
+        assert_eq!(
+            normalize(&[9.0, 5.0, 1.0, 0.0], Normalization::Rank),
+            vec![1.0, 0.75, 0.5, 0.25]
+        );
         let z = normalize(&[3.0, 2.0, 1.0], Normalization::ZScore);
         // sd = sqrt(2/3); z = [1.2247, 0, -1.2247] shifted by +1.2247
         assert!((z[0] - 2.0 * (1.5f64).sqrt()).abs() < 1e-9 && z[2].abs() < 1e-12);
@@ -270,22 +335,46 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         v.iter()
             .filter(|(id, _)| seen.insert(*id))
-            .map(|(id, s)| PathHit { id: MemoryId(format!("m{id:02}")), score: f32::from(*s) / 100.0 })
+            .map(|(id, s)| PathHit {
+                id: MemoryId(format!("m{id:02}")),
+                score: f32::from(*s) / 100.0,
+            })
             .collect()
     }
 
     fn arb_method() -> impl Strategy<Value = FusionMethod> {
-        let norm = prop_oneof![Just(Normalization::MinMax), Just(Normalization::ZScore), Just(Normalization::Rank)];
-        let w = (0u8..=10, 0u8..=10, 0u8..=10).prop_map(|(a, b, c)| PathWeights::new(f64::from(a) / 10.0, f64::from(b) / 10.0, f64::from(c) / 10.0));
+        let norm = prop_oneof![
+            Just(Normalization::MinMax),
+            Just(Normalization::ZScore),
+            Just(Normalization::Rank)
+        ];
+        let w = (0u8..=10, 0u8..=10, 0u8..=10).prop_map(|(a, b, c)| {
+            PathWeights::new(
+                f64::from(a) / 10.0,
+                f64::from(b) / 10.0,
+                f64::from(c) / 10.0,
+            )
+        });
         prop_oneof![
-            (w.clone(), norm.clone()).prop_map(|(weights, normalization)| FusionMethod::WeightedSum { weights, normalization }),
-            (1u8..100, w).prop_map(|(k, weights)| FusionMethod::Rrf { k: f64::from(k), weights }),
+            (w.clone(), norm.clone()).prop_map(|(weights, normalization)| {
+                FusionMethod::WeightedSum {
+                    weights,
+                    normalization,
+                }
+            }),
+            (1u8..100, w).prop_map(|(k, weights)| FusionMethod::Rrf {
+                k: f64::from(k),
+                weights
+            }),
             norm.prop_map(|normalization| FusionMethod::CombMnz { normalization }),
         ]
     }
 
     fn score_map(f: &[FusedHit]) -> Vec<(String, i64)> {
-        let mut v: Vec<(String, i64)> = f.iter().map(|h| (h.id.0.clone(), (h.score * 1e9).round() as i64)).collect();
+        let mut v: Vec<(String, i64)> = f
+            .iter()
+            .map(|h| (h.id.0.clone(), (h.score * 1e9).round() as i64))
+            .collect();
         v.sort();
         v
     }

@@ -19,6 +19,8 @@ mod fusion;
 mod query;
 mod ranking;
 
-pub use fusion::{FusedHit, FusionMethod, Normalization, PathContribution, PathWeights, fuse, normalize};
+pub use fusion::{
+    FusedHit, FusionMethod, Normalization, PathContribution, PathWeights, fuse, normalize,
+};
 pub use query::{QueryUnderstanding, extract_identifiers, parse_time_range, understand};
 pub use ranking::{FactorBreakdown, RankedHit, RankingFactors, rank};

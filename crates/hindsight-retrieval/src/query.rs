@@ -21,7 +21,12 @@ pub fn understand(text: &str, now: DateTime<Utc>) -> QueryUnderstanding {
     };
     let kinds = kind_hints(text);
     QueryUnderstanding {
-        structured: StructuredQuery { identifiers, time_range, kinds, ..StructuredQuery::default() },
+        structured: StructuredQuery {
+            identifiers,
+            time_range,
+            kinds,
+            ..StructuredQuery::default()
+        },
         time_phrase,
     }
 }
@@ -71,17 +76,35 @@ pub fn extract_identifiers(text: &str) -> Vec<String> {
 fn looks_like_date(tok: &str) -> bool {
     let parts: Vec<&str> = tok.split(['-', '/', '.']).collect();
     parts.len() == 3
-        && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
         && (parts[0].len() == 4 || parts[2].len() == 4)
 }
 
 fn kind_hints(text: &str) -> Vec<MemoryKind> {
     let lower = text.to_lowercase();
     const FAILURE_CUES: &[&str] = &[
-        "fail", "went wrong", "mistake", "broke", "error last time", "pitfall", "lesson", "warning",
-        "失败", "出错", "教训", "踩坑", "翻车", "报错",
+        "fail",
+        "went wrong",
+        "mistake",
+        "broke",
+        "error last time",
+        "pitfall",
+        "lesson",
+        "warning",
+        "失败",
+        "出错",
+        "教训",
+        "踩坑",
+        "翻车",
+        "报错",
     ];
-    if FAILURE_CUES.iter().any(|c| lower.contains(c)) { vec![MemoryKind::Warning] } else { Vec::new() }
+    if FAILURE_CUES.iter().any(|c| lower.contains(c)) {
+        vec![MemoryKind::Warning]
+    } else {
+        Vec::new()
+    }
 }
 
 fn day_start(d: NaiveDate) -> DateTime<Utc> {
@@ -102,7 +125,13 @@ fn parse_number(s: &str) -> Option<i64> {
     if let Ok(n) = s.parse::<i64>() {
         return Some(n);
     }
-    let digit = |c: char| "零一二三四五六七八九".chars().position(|d| d == c).map(|p| p as i64).or(if c == '两' { Some(2) } else { None });
+    let digit = |c: char| {
+        "零一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .map(|p| p as i64)
+            .or(if c == '两' { Some(2) } else { None })
+    };
     let chars: Vec<char> = s.chars().collect();
     match chars.as_slice() {
         [c] if *c == '十' => Some(10),
@@ -115,8 +144,20 @@ fn parse_number(s: &str) -> Option<i64> {
 }
 
 const EN_NUMBERS: &[(&str, i64)] = &[
-    ("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6), ("seven", 7),
-    ("eight", 8), ("nine", 9), ("ten", 10), ("a", 1), ("an", 1), ("a couple of", 2), ("a few", 3),
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("five", 5),
+    ("six", 6),
+    ("seven", 7),
+    ("eight", 8),
+    ("nine", 9),
+    ("ten", 10),
+    ("a", 1),
+    ("an", 1),
+    ("a couple of", 2),
+    ("a few", 3),
 ];
 
 /// Finds a relative time expression and resolves it to a half-open UTC window relative to `now`.
@@ -126,45 +167,87 @@ pub fn parse_time_range(text: &str, now: DateTime<Utc>) -> Option<(TimeRange, St
     let lower = text.to_lowercase();
     let week_start = today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
     let this_month = month_start(today.year(), today.month());
-    let range = |a: NaiveDate, b: NaiveDate| TimeRange { start: day_start(a), end: day_start(b) };
-    let up_to_now = |a: NaiveDate| TimeRange { start: day_start(a), end: now };
+    let range = |a: NaiveDate, b: NaiveDate| TimeRange {
+        start: day_start(a),
+        end: day_start(b),
+    };
+    let up_to_now = |a: NaiveDate| TimeRange {
+        start: day_start(a),
+        end: now,
+    };
 
     // Fixed phrases, longest/most specific first.
     let fixed: &[(&str, TimeRange)] = &[
-        ("day before yesterday", range(today - Duration::days(2), today - Duration::days(1))),
-        ("前天", range(today - Duration::days(2), today - Duration::days(1))),
+        (
+            "day before yesterday",
+            range(today - Duration::days(2), today - Duration::days(1)),
+        ),
+        (
+            "前天",
+            range(today - Duration::days(2), today - Duration::days(1)),
+        ),
         ("yesterday", range(today - Duration::days(1), today)),
         ("昨天", range(today - Duration::days(1), today)),
         ("昨日", range(today - Duration::days(1), today)),
         ("today", up_to_now(today)),
         ("今天", up_to_now(today)),
         ("this morning", up_to_now(today)),
-        ("last week", range(week_start - Duration::days(7), week_start)),
-        ("previous week", range(week_start - Duration::days(7), week_start)),
+        (
+            "last week",
+            range(week_start - Duration::days(7), week_start),
+        ),
+        (
+            "previous week",
+            range(week_start - Duration::days(7), week_start),
+        ),
         ("上周", range(week_start - Duration::days(7), week_start)),
         ("上星期", range(week_start - Duration::days(7), week_start)),
-        ("上个星期", range(week_start - Duration::days(7), week_start)),
-        ("上个礼拜", range(week_start - Duration::days(7), week_start)),
+        (
+            "上个星期",
+            range(week_start - Duration::days(7), week_start),
+        ),
+        (
+            "上个礼拜",
+            range(week_start - Duration::days(7), week_start),
+        ),
         ("this week", up_to_now(week_start)),
         ("本周", up_to_now(week_start)),
         ("这周", up_to_now(week_start)),
         ("这个星期", up_to_now(week_start)),
         ("last month", range(add_months(this_month, -1), this_month)),
-        ("previous month", range(add_months(this_month, -1), this_month)),
+        (
+            "previous month",
+            range(add_months(this_month, -1), this_month),
+        ),
         ("上个月", range(add_months(this_month, -1), this_month)),
         ("上月", range(add_months(this_month, -1), this_month)),
         ("this month", up_to_now(this_month)),
         ("本月", up_to_now(this_month)),
         ("这个月", up_to_now(this_month)),
-        ("last year", range(NaiveDate::from_ymd_opt(today.year() - 1, 1, 1)?, NaiveDate::from_ymd_opt(today.year(), 1, 1)?)),
-        ("去年", range(NaiveDate::from_ymd_opt(today.year() - 1, 1, 1)?, NaiveDate::from_ymd_opt(today.year(), 1, 1)?)),
+        (
+            "last year",
+            range(
+                NaiveDate::from_ymd_opt(today.year() - 1, 1, 1)?,
+                NaiveDate::from_ymd_opt(today.year(), 1, 1)?,
+            ),
+        ),
+        (
+            "去年",
+            range(
+                NaiveDate::from_ymd_opt(today.year() - 1, 1, 1)?,
+                NaiveDate::from_ymd_opt(today.year(), 1, 1)?,
+            ),
+        ),
     ];
 
     // Counted phrases: "N days ago", "past N days", "三天前", "最近三天", ...
     if let Some(r) = counted_en(&lower, today, now).or_else(|| counted_zh(text, today, now)) {
         return Some(r);
     }
-    fixed.iter().find(|(p, _)| lower.contains(p)).map(|(p, r)| (*r, (*p).to_owned()))
+    fixed
+        .iter()
+        .find(|(p, _)| lower.contains(p))
+        .map(|(p, r)| (*r, (*p).to_owned()))
 }
 
 fn unit_days(unit: &str) -> Option<i64> {
@@ -177,32 +260,57 @@ fn unit_days(unit: &str) -> Option<i64> {
 }
 
 fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeRange, String)> {
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let num = |w: &str| w.parse::<i64>().ok().or_else(|| EN_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v));
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let num = |w: &str| {
+        w.parse::<i64>()
+            .ok()
+            .or_else(|| EN_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v))
+    };
     for i in 0..words.len() {
         // "<n> <unit> ago"
-        if i + 2 < words.len() && words[i + 2] == "ago"
-            && let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1])) {
-                let span = n * u;
-                let centre = today - Duration::days(span);
-                // A day for "days ago"; +-half a unit otherwise.
-                let half = if u == 1 { 0 } else { u / 2 };
-                let r = TimeRange { start: day_start(centre - Duration::days(half)), end: day_start(centre + Duration::days(half + 1)) };
-                return Some((r, format!("{} {} ago", words[i], words[i + 1])));
-            }
+        if i + 2 < words.len()
+            && words[i + 2] == "ago"
+            && let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1]))
+        {
+            let span = n * u;
+            let centre = today - Duration::days(span);
+            // A day for "days ago"; +-half a unit otherwise.
+            let half = if u == 1 { 0 } else { u / 2 };
+            let r = TimeRange {
+                start: day_start(centre - Duration::days(half)),
+                end: day_start(centre + Duration::days(half + 1)),
+            };
+            return Some((r, format!("{} {} ago", words[i], words[i + 1])));
+        }
         // "past|last <n> <unit>"
-        if (words[i] == "past" || words[i] == "last") && i + 2 < words.len()
-            && let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2])) {
-                let r = TimeRange { start: day_start(today - Duration::days(n * u)), end: now };
-                return Some((r, format!("{} {} {}", words[i], words[i + 1], words[i + 2])));
-            }
+        if (words[i] == "past" || words[i] == "last")
+            && i + 2 < words.len()
+            && let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2]))
+        {
+            let r = TimeRange {
+                start: day_start(today - Duration::days(n * u)),
+                end: now,
+            };
+            return Some((r, format!("{} {} {}", words[i], words[i + 1], words[i + 2])));
+        }
     }
     None
 }
 
 fn counted_zh(text: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeRange, String)> {
     let chars: Vec<char> = text.chars().collect();
-    const UNITS: &[(&str, i64)] = &[("个月", 30), ("个星期", 7), ("个礼拜", 7), ("星期", 7), ("周", 7), ("天", 1), ("日", 1)];
+    const UNITS: &[(&str, i64)] = &[
+        ("个月", 30),
+        ("个星期", 7),
+        ("个礼拜", 7),
+        ("星期", 7),
+        ("周", 7),
+        ("天", 1),
+        ("日", 1),
+    ];
     let is_num = |c: char| c.is_ascii_digit() || "零一二三四五六七八九十两".contains(c);
     let mut i = 0;
     while i < chars.len() {
@@ -216,18 +324,28 @@ fn counted_zh(text: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeR
         }
         let num_str: String = chars[start..i].iter().collect();
         let rest: String = chars[i..].iter().collect();
-        let Some(n) = parse_number(&num_str) else { continue };
-        let Some((unit, u)) = UNITS.iter().find(|(u, _)| rest.starts_with(u)) else { continue };
+        let Some(n) = parse_number(&num_str) else {
+            continue;
+        };
+        let Some((unit, u)) = UNITS.iter().find(|(u, _)| rest.starts_with(u)) else {
+            continue;
+        };
         let after = &rest[unit.len()..];
         let before: String = chars[..start].iter().collect();
         if after.starts_with("前") || after.starts_with("以前") {
             let centre = today - Duration::days(n * u);
             let half = if *u == 1 { 0 } else { u / 2 };
-            let r = TimeRange { start: day_start(centre - Duration::days(half)), end: day_start(centre + Duration::days(half + 1)) };
+            let r = TimeRange {
+                start: day_start(centre - Duration::days(half)),
+                end: day_start(centre + Duration::days(half + 1)),
+            };
             return Some((r, format!("{num_str}{unit}前")));
         }
         if before.ends_with("最近") || before.ends_with("过去") || before.ends_with("近") {
-            let r = TimeRange { start: day_start(today - Duration::days(n * u)), end: now };
+            let r = TimeRange {
+                start: day_start(today - Duration::days(n * u)),
+                end: now,
+            };
             return Some((r, format!("最近{num_str}{unit}")));
         }
     }
@@ -240,7 +358,9 @@ mod tests {
 
     fn now() -> DateTime<Utc> {
         // Wednesday 2026-03-18 15:00 UTC
-        DateTime::parse_from_rfc3339("2026-03-18T15:00:00Z").expect("valid").to_utc()
+        DateTime::parse_from_rfc3339("2026-03-18T15:00:00Z")
+            .expect("valid")
+            .to_utc()
     }
 
     fn d(s: &str) -> DateTime<Utc> {
@@ -254,30 +374,76 @@ mod tests {
 
     #[test]
     fn relative_times_en() {
-        check_range("what did we migrate last week?", "2026-03-09T00:00:00Z", "2026-03-16T00:00:00Z");
-        check_range("yesterday's deploy", "2026-03-17T00:00:00Z", "2026-03-18T00:00:00Z");
-        check_range("the incident 3 days ago", "2026-03-15T00:00:00Z", "2026-03-16T00:00:00Z");
-        check_range("errors in the past two weeks", "2026-03-04T00:00:00Z", "2026-03-18T15:00:00Z");
-        check_range("last month's invoices", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z");
+        check_range(
+            "what did we migrate last week?",
+            "2026-03-09T00:00:00Z",
+            "2026-03-16T00:00:00Z",
+        );
+        check_range(
+            "yesterday's deploy",
+            "2026-03-17T00:00:00Z",
+            "2026-03-18T00:00:00Z",
+        );
+        check_range(
+            "the incident 3 days ago",
+            "2026-03-15T00:00:00Z",
+            "2026-03-16T00:00:00Z",
+        );
+        check_range(
+            "errors in the past two weeks",
+            "2026-03-04T00:00:00Z",
+            "2026-03-18T15:00:00Z",
+        );
+        check_range(
+            "last month's invoices",
+            "2026-02-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        );
     }
 
     #[test]
     fn relative_times_zh() {
-        check_range("上周的数据库迁移", "2026-03-09T00:00:00Z", "2026-03-16T00:00:00Z");
+        check_range(
+            "上周的数据库迁移",
+            "2026-03-09T00:00:00Z",
+            "2026-03-16T00:00:00Z",
+        );
         check_range("昨天的发布", "2026-03-17T00:00:00Z", "2026-03-18T00:00:00Z");
-        check_range("三天前的报错", "2026-03-15T00:00:00Z", "2026-03-16T00:00:00Z");
-        check_range("最近7天的告警", "2026-03-11T00:00:00Z", "2026-03-18T15:00:00Z");
+        check_range(
+            "三天前的报错",
+            "2026-03-15T00:00:00Z",
+            "2026-03-16T00:00:00Z",
+        );
+        check_range(
+            "最近7天的告警",
+            "2026-03-11T00:00:00Z",
+            "2026-03-18T15:00:00Z",
+        );
         // three months ago: centre 2025-12-18 +- 15 days
-        check_range("三个月前的配置变更", "2025-12-03T00:00:00Z", "2026-01-03T00:00:00Z");
-        check_range("上个月的退款", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z");
+        check_range(
+            "三个月前的配置变更",
+            "2025-12-03T00:00:00Z",
+            "2026-01-03T00:00:00Z",
+        );
+        check_range(
+            "上个月的退款",
+            "2026-02-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        );
         assert!(parse_time_range("how do I reset a password", now()).is_none());
         assert!(parse_time_range("用户喜欢喝什么", now()).is_none());
     }
 
     #[test]
     fn identifiers() {
-        assert_eq!(extract_identifiers("what happened with order #58213?"), ["58213"]);
-        assert_eq!(extract_identifiers("status of ORD-58213 and PAY-1432"), ["ORD-58213", "58213", "PAY-1432", "1432"]);
+        assert_eq!(
+            extract_identifiers("what happened with order #58213?"),
+            ["58213"]
+        );
+        assert_eq!(
+            extract_identifiers("status of ORD-58213 and PAY-1432"),
+            ["ORD-58213", "58213", "PAY-1432", "1432"]
+        );
         assert_eq!(extract_identifiers("订单58213的物流"), ["58213"]);
         assert!(extract_identifiers("in 2024 on 2024-05-01 at 12:30, top 10").is_empty());
         assert_eq!(extract_identifiers("restart db-prod-3 now"), ["db-prod-3"]);
@@ -285,9 +451,22 @@ mod tests {
 
     #[test]
     fn failure_hint() {
-        assert_eq!(understand("what went wrong when we upgraded postgres", now()).structured.kinds, [MemoryKind::Warning]);
-        assert_eq!(understand("上次部署失败的原因", now()).structured.kinds, [MemoryKind::Warning]);
-        assert!(understand("user's favourite drink", now()).structured.kinds.is_empty());
+        assert_eq!(
+            understand("what went wrong when we upgraded postgres", now())
+                .structured
+                .kinds,
+            [MemoryKind::Warning]
+        );
+        assert_eq!(
+            understand("上次部署失败的原因", now()).structured.kinds,
+            [MemoryKind::Warning]
+        );
+        assert!(
+            understand("user's favourite drink", now())
+                .structured
+                .kinds
+                .is_empty()
+        );
     }
 
     #[test]

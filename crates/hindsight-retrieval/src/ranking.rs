@@ -51,7 +51,14 @@ impl Default for RankingFactors {
 impl RankingFactors {
     /// Every factor off: the final score is the fused score.
     pub fn none() -> Self {
-        RankingFactors { decay: None, importance: false, access_boost: false, trust: None, usefulness: false, ..Self::default() }
+        RankingFactors {
+            decay: None,
+            importance: false,
+            access_boost: false,
+            trust: None,
+            usefulness: false,
+            ..Self::default()
+        }
     }
 
     /// The factor breakdown for one memory at query time `now`.
@@ -65,10 +72,26 @@ impl RankingFactors {
         } else {
             1.0
         };
-        let access = if self.access_boost { 1.0 + self.access_weight * (m.access_count as f64).ln_1p() } else { 1.0 };
-        let trust = self.trust.map_or(1.0, |t| 1.0 - self.trust_strength * (1.0 - f64::from(t.weight(m.source))));
-        let usefulness = if self.usefulness { 1.0 + self.usefulness_weight * f64::from(m.usefulness).tanh() } else { 1.0 };
-        FactorBreakdown { decay, importance, access, trust, usefulness }
+        let access = if self.access_boost {
+            1.0 + self.access_weight * (m.access_count as f64).ln_1p()
+        } else {
+            1.0
+        };
+        let trust = self.trust.map_or(1.0, |t| {
+            1.0 - self.trust_strength * (1.0 - f64::from(t.weight(m.source)))
+        });
+        let usefulness = if self.usefulness {
+            1.0 + self.usefulness_weight * f64::from(m.usefulness).tanh()
+        } else {
+            1.0
+        };
+        FactorBreakdown {
+            decay,
+            importance,
+            access,
+            trust,
+            usefulness,
+        }
     }
 }
 
@@ -110,10 +133,18 @@ pub fn rank<'m>(
             let m = lookup(&f.id)?;
             let b = factors.breakdown(m, now);
             let score = f.score * b.product();
-            Some(RankedHit { fused: f, factors: b, score })
+            Some(RankedHit {
+                fused: f,
+                factors: b,
+                score,
+            })
         })
         .collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.fused.id.cmp(&b.fused.id)));
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.fused.id.cmp(&b.fused.id))
+    });
     out
 }
 
@@ -123,7 +154,9 @@ mod tests {
     use hindsight_core::{MemoryId, MemoryKind, Namespace, Source, Status};
 
     fn mem(id: &str, created: &str, importance: f32, source: Source, access: u64) -> Memory {
-        let t = DateTime::parse_from_rfc3339(created).expect("valid").to_utc();
+        let t = DateTime::parse_from_rfc3339(created)
+            .expect("valid")
+            .to_utc();
         Memory {
             id: MemoryId::from(id),
             namespace: Namespace::default(),
@@ -149,7 +182,9 @@ mod tests {
     }
 
     fn now() -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339("2026-03-31T00:00:00Z").expect("valid").to_utc()
+        DateTime::parse_from_rfc3339("2026-03-31T00:00:00Z")
+            .expect("valid")
+            .to_utc()
     }
 
     #[test]
@@ -172,13 +207,29 @@ mod tests {
         let old = mem("a-old", "2025-12-01T00:00:00Z", 0.5, Source::User, 0);
         let new = mem("b-new", "2026-03-30T00:00:00Z", 0.5, Source::User, 0);
         let fused = |ids: [&str; 2]| {
-            ids.iter().map(|i| FusedHit { id: MemoryId::from(*i), score: 1.0, paths: [None; 3] }).collect::<Vec<_>>()
+            ids.iter()
+                .map(|i| FusedHit {
+                    id: MemoryId::from(*i),
+                    score: 1.0,
+                    paths: [None; 3],
+                })
+                .collect::<Vec<_>>()
         };
         let mems = [old.clone(), new.clone()];
         let look = |id: &MemoryId| mems.iter().find(|m| &m.id == id);
-        let with = rank(fused(["a-old", "b-new"]), look, &RankingFactors::default(), now());
+        let with = rank(
+            fused(["a-old", "b-new"]),
+            look,
+            &RankingFactors::default(),
+            now(),
+        );
         assert_eq!(with[0].fused.id.as_str(), "b-new");
-        let without = rank(fused(["a-old", "b-new"]), look, &RankingFactors::none(), now());
+        let without = rank(
+            fused(["a-old", "b-new"]),
+            look,
+            &RankingFactors::none(),
+            now(),
+        );
         assert_eq!(without[0].fused.id.as_str(), "a-old"); // tie broken by id
     }
 }

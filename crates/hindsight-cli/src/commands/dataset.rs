@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use hindsight_dataset::{BeirOptions, generate, import_beir, import_locomo, load_dataset, write_dataset};
+use hindsight_dataset::{
+    BeirOptions, generate, import_beir, import_locomo, load_dataset, write_dataset,
+};
 
 use crate::Cli;
 
@@ -43,14 +45,19 @@ pub fn run(_cli: &Cli, cmd: &DatasetCommand) -> Result<ExitCode> {
             println!("{}: {}", out.display(), ds.summary());
         }
         DatasetCommand::ImportBeir { dir, out, split } => {
-            let opts = BeirOptions { split: split.clone(), ..BeirOptions::default() };
-            let ds = import_beir(dir, &opts).with_context(|| format!("importing BEIR from {}", dir.display()))?;
+            let opts = BeirOptions {
+                split: split.clone(),
+                ..BeirOptions::default()
+            };
+            let ds = import_beir(dir, &opts)
+                .with_context(|| format!("importing BEIR from {}", dir.display()))?;
             report_issues(&ds.issues);
             write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
             println!("{}: {}", out.display(), ds.summary());
         }
         DatasetCommand::ImportLocomo { file, out } => {
-            let ds = import_locomo(file, None).with_context(|| format!("importing LoCoMo from {}", file.display()))?;
+            let ds = import_locomo(file, None)
+                .with_context(|| format!("importing LoCoMo from {}", file.display()))?;
             report_issues(&ds.issues);
             write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
             println!("{}: {}", out.display(), ds.summary());

@@ -9,7 +9,9 @@ use anyhow::{Context, Result, bail};
 use hindsight_dataset::load_dataset;
 use hindsight_engine::Engine;
 use hindsight_eval::{Summary, gate as run_gate};
-use hindsight_harness::{EvalOptions, Stage, default_setups, evaluate_dataset, parse_setups, write_outputs};
+use hindsight_harness::{
+    EvalOptions, Stage, default_setups, evaluate_dataset, parse_setups, write_outputs,
+};
 use indicatif::ProgressBar;
 
 use crate::Cli;
@@ -68,19 +70,32 @@ fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     if out.is_empty() {
-        bail!("no dataset (a directory with memories.jsonl) under {}", dir.display());
+        bail!(
+            "no dataset (a directory with memories.jsonl) under {}",
+            dir.display()
+        );
     }
     Ok(out)
 }
 
 pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
-    let datasets = if args.dataset.is_empty() { shipped_datasets(&args.datasets_dir)? } else { args.dataset.clone() };
+    let datasets = if args.dataset.is_empty() {
+        shipped_datasets(&args.datasets_dir)?
+    } else {
+        args.dataset.clone()
+    };
     let setups = match &args.setups {
-        Some(p) => parse_setups(&std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?)?,
+        Some(p) => parse_setups(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?,
         None => default_setups(),
     };
-    let opts = if args.quick { EvalOptions::quick() } else { EvalOptions::default() };
+    let opts = if args.quick {
+        EvalOptions::quick()
+    } else {
+        EvalOptions::default()
+    };
     let embedder = super::embedder(cli)?;
     let backend = match &cli.backend {
         Some(url) => BackendUrl::parse(url)?,
@@ -88,7 +103,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     };
     for dir in &datasets {
         let t = Instant::now();
-        let dataset = load_dataset(dir).with_context(|| format!("loading dataset {}", dir.display()))?;
+        let dataset =
+            load_dataset(dir).with_context(|| format!("loading dataset {}", dir.display()))?;
         let load_s = t.elapsed().as_secs_f64();
         for issue in &dataset.issues {
             eprintln!("skipped {issue}");
@@ -100,14 +116,17 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             BackendUrl::Sqlite(root) => {
                 let d = root.join(format!("eval-{name}"));
                 if d.exists() {
-                    std::fs::remove_dir_all(&d).with_context(|| format!("clearing {}", d.display()))?;
+                    std::fs::remove_dir_all(&d)
+                        .with_context(|| format!("clearing {}", d.display()))?;
                 }
                 BackendUrl::Sqlite(d)
             }
             other => other.clone(),
         };
         let store = open_store(&url, embedder.space()).await?;
-        let engine = Engine::builder(store, Arc::clone(&embedder)).query_cache(dataset.queries.len().max(1024)).build()?;
+        let engine = Engine::builder(store, Arc::clone(&embedder))
+            .query_cache(dataset.queries.len().max(1024))
+            .build()?;
         let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
         let progress = |stage: Stage, done: usize, total: usize| {
             let mut guard = bar.lock().unwrap_or_else(|p| p.into_inner());
@@ -121,7 +140,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 pb.set_position(done as u64);
             }
         };
-        let mut eval = evaluate_dataset(&dataset, &engine, &setups, &opts, url.name(), &progress).await?;
+        let mut eval =
+            evaluate_dataset(&dataset, &engine, &setups, &opts, url.name(), &progress).await?;
         if let Some((_, pb)) = bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
             pb.finish_and_clear();
         }
@@ -132,8 +152,12 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         };
         eval.summary.timing.stages.insert("load".into(), load_s);
         let tw = Instant::now();
-        write_outputs(&eval, &out).with_context(|| format!("writing report to {}", out.display()))?;
-        eval.summary.timing.stages.insert("write_report".into(), tw.elapsed().as_secs_f64());
+        write_outputs(&eval, &out)
+            .with_context(|| format!("writing report to {}", out.display()))?;
+        eval.summary
+            .timing
+            .stages
+            .insert("write_report".into(), tw.elapsed().as_secs_f64());
         eval.summary.timing.total_s = t.elapsed().as_secs_f64();
         eval.summary.write(out.join("summary.json"))?;
         print_table(&eval.summary);
@@ -145,11 +169,19 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 tuning.mean_test,
                 tuning.mean_train,
                 tuning.gap,
-                tuning.per_fold.iter().map(|f| (f.weights, f.normalization.as_str())).collect::<Vec<_>>()
+                tuning
+                    .per_fold
+                    .iter()
+                    .map(|f| (f.weights, f.normalization.as_str()))
+                    .collect::<Vec<_>>()
             );
         }
         println!("query-embedding cache: {:?}", engine.query_cache_stats());
-        println!("report: {}/index.html ({:.1}s)", out.display(), t.elapsed().as_secs_f64());
+        println!(
+            "report: {}/index.html ({:.1}s)",
+            out.display(),
+            t.elapsed().as_secs_f64()
+        );
     }
     eprintln!("total {:.1}s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
@@ -157,13 +189,18 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
 
 fn print_table(s: &Summary) {
     if s.embedder.test_only {
-        println!("!! {}: TEST-ONLY embedder, numbers are not retrieval-quality claims", s.embedder.model);
+        println!(
+            "!! {}: TEST-ONLY embedder, numbers are not retrieval-quality claims",
+            s.embedder.model
+        );
     }
     println!(
         "{} ({} queries judged, {} without relevant docs excluded; embedder {}):",
         s.dataset, s.counts.judged_queries, s.counts.queries_without_relevant, s.embedder.model
     );
-    let metrics = ["ndcg@10", "ndcg@5", "hit@5", "rel@5", "mrr@10", "recall@5", "p@5"];
+    let metrics = [
+        "ndcg@10", "ndcg@5", "hit@5", "rel@5", "mrr@10", "recall@5", "p@5",
+    ];
     print!("{:<30}", "setup");
     for m in metrics {
         print!("{m:>10}");
@@ -183,7 +220,11 @@ pub fn gate(args: &GateArgs) -> Result<ExitCode> {
     let current = Summary::read(&args.current)?;
     let report = run_gate(&baseline, &current, args.tolerance)?;
     println!("{report}");
-    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
@@ -191,7 +232,12 @@ pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
         BaselineCommand::Update { from, to } => {
             let s = Summary::read(from)?;
             s.write(to)?;
-            println!("baseline {} updated from {} ({} setups)", to.display(), from.display(), s.setups.len());
+            println!(
+                "baseline {} updated from {} ({} setups)",
+                to.display(),
+                from.display(),
+                s.setups.len()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -32,21 +32,44 @@ pub struct PurgeArgs {
 
 pub async fn forget(cli: &Cli, a: &ForgetArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
-    let m = engine.forget(&Namespace::new(a.namespace.clone()), &MemoryId::new(a.id.clone()), &a.reason).await?;
-    if cli.json { super::print_json(&m)? } else { println!("forgot {} ({})", m.id, a.reason) }
+    let m = engine
+        .forget(
+            &Namespace::new(a.namespace.clone()),
+            &MemoryId::new(a.id.clone()),
+            &a.reason,
+        )
+        .await?;
+    if cli.json {
+        super::print_json(&m)?
+    } else {
+        println!("forgot {} ({})", m.id, a.reason)
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn revert(cli: &Cli, a: &RevertArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
-    let m = engine.revert(&Namespace::new(a.namespace.clone()), &MemoryId::new(a.id.clone())).await?;
-    if cli.json { super::print_json(&m)? } else { println!("{} is {} again", m.id, m.status) }
+    let m = engine
+        .revert(
+            &Namespace::new(a.namespace.clone()),
+            &MemoryId::new(a.id.clone()),
+        )
+        .await?;
+    if cli.json {
+        super::print_json(&m)?
+    } else {
+        println!("{} is {} again", m.id, m.status)
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn purge(cli: &Cli, a: &PurgeArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     let ids = engine.purge(&Namespace::new(a.namespace.clone())).await?;
-    if cli.json { super::print_json(&ids)? } else { println!("purged {} forgotten memories", ids.len()) }
+    if cli.json {
+        super::print_json(&ids)?
+    } else {
+        println!("purged {} forgotten memories", ids.len())
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,7 +32,8 @@ struct LineResult {
 }
 
 pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
     let engine = super::engine(cli).await?;
     let now = chrono::Utc::now();
     let mut results = Vec::new();
@@ -46,9 +47,14 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             .map_err(|e| format!("invalid JSON: {e}"))
             .and_then(|v| {
                 let has_ns = v.get("namespace").is_some();
-                let mut m: NewMemory = serde_json::from_value(v).map_err(|e| format!("invalid memory: {e}"))?;
+                let mut m: NewMemory =
+                    serde_json::from_value(v).map_err(|e| format!("invalid memory: {e}"))?;
                 if !has_ns {
-                    m.namespace = Namespace::new(args.namespace.clone().unwrap_or_else(|| Namespace::DEFAULT.to_owned()));
+                    m.namespace = Namespace::new(
+                        args.namespace
+                            .clone()
+                            .unwrap_or_else(|| Namespace::DEFAULT.to_owned()),
+                    );
                 }
                 Ok(m)
             });
@@ -58,7 +64,11 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         };
         match res {
             Ok(o) => {
-                if o.deduplicated { deduped += 1 } else { stored += 1 }
+                if o.deduplicated {
+                    deduped += 1
+                } else {
+                    stored += 1
+                }
                 results.push(LineResult {
                     line: line_no,
                     id: Some(o.id.0),
@@ -70,7 +80,13 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             Err(e) => {
                 failed += 1;
                 eprintln!("{}:{line_no}: {e}", args.file.display());
-                results.push(LineResult { line: line_no, id: None, deduplicated: false, superseded: vec![], error: Some(e) });
+                results.push(LineResult {
+                    line: line_no,
+                    id: None,
+                    deduplicated: false,
+                    superseded: vec![],
+                    error: Some(e),
+                });
             }
         }
     }
@@ -78,7 +94,13 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     if cli.json {
         super::print_json(&results)?;
     } else {
-        println!("stored {stored}, deduplicated {deduped}, failed {failed} (lines that failed were skipped; nothing else changed)");
+        println!(
+            "stored {stored}, deduplicated {deduped}, failed {failed} (lines that failed were skipped; nothing else changed)"
+        );
     }
-    Ok(if failed > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

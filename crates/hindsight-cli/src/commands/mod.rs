@@ -39,19 +39,29 @@ pub fn backend_url(cli: &Cli) -> Result<BackendUrl> {
     if let Some(url) = &cli.backend {
         return BackendUrl::parse(url);
     }
-    let dir = cli.data.clone().unwrap_or_else(|| default_home().join("data"));
+    let dir = cli
+        .data
+        .clone()
+        .unwrap_or_else(|| default_home().join("data"));
     Ok(BackendUrl::Sqlite(dir))
 }
 
 /// Builds the embedder named by `--embedder`, fetching the default model when it is missing.
 pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
-    let spec: EmbedderSpec = cli.embedder.parse().with_context(|| format!("--embedder {:?}", cli.embedder))?;
+    let spec: EmbedderSpec = cli
+        .embedder
+        .parse()
+        .with_context(|| format!("--embedder {:?}", cli.embedder))?;
     if spec == (EmbedderSpec::MiniLm { dir: None }) {
-        ensure_model(&default_home()).context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
+        ensure_model(&default_home())
+            .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
     }
     let e = load_embedder(&spec).with_context(|| format!("loading embedder {spec}"))?;
     if e.is_test_only() {
-        eprintln!("warning: embedder {} is a TEST-ONLY hashing embedder; its results say nothing about retrieval quality", e.space().model);
+        eprintln!(
+            "warning: embedder {} is a TEST-ONLY hashing embedder; its results say nothing about retrieval quality",
+            e.space().model
+        );
     }
     Ok(e)
 }
@@ -67,7 +77,9 @@ pub async fn engine(cli: &Cli) -> Result<Engine> {
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {
     match s {
         None => Ok(Utc::now()),
-        Some(s) => Ok(DateTime::parse_from_rfc3339(s).with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?.to_utc()),
+        Some(s) => Ok(DateTime::parse_from_rfc3339(s)
+            .with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?
+            .to_utc()),
     }
 }
 

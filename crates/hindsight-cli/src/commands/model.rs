@@ -38,7 +38,12 @@ pub async fn run(_cli: &Cli, cmd: &ModelCommand) -> Result<ExitCode> {
             let dir = fetch_model(&home, &source, &mut progress).context("fetching the model")?;
             println!("{}", dir.display());
         }
-        ModelCommand::Ensure => println!("{}", hindsight_embed::ensure_model(&home).context("fetching the model")?.display()),
+        ModelCommand::Ensure => println!(
+            "{}",
+            hindsight_embed::ensure_model(&home)
+                .context("fetching the model")?
+                .display()
+        ),
         ModelCommand::Path => println!("{}", hindsight_embed::model_dir(&home).display()),
     }
     Ok(ExitCode::SUCCESS)
@@ -48,9 +53,13 @@ pub async fn reembed(cli: &Cli, args: &ReembedArgs) -> Result<ExitCode> {
     let embedder = super::embedder(cli)?;
     let dir = match super::backend_url(cli)? {
         crate::BackendUrl::Sqlite(dir) => dir,
-        crate::BackendUrl::SqliteMemory => anyhow::bail!("nothing to re-embed in an in-memory store"),
+        crate::BackendUrl::SqliteMemory => {
+            anyhow::bail!("nothing to re-embed in an in-memory store")
+        }
     };
-    let store = hindsight_store_sqlite::SqliteStore::open_for_reembed(&dir).await.with_context(|| format!("opening {}", dir.display()))?;
+    let store = hindsight_store_sqlite::SqliteStore::open_for_reembed(&dir)
+        .await
+        .with_context(|| format!("opening {}", dir.display()))?;
     let pb = crate::progress::bar(0, "re-embedding");
     let space = embedder.space();
     let batch = args.batch.max(1);
@@ -61,11 +70,12 @@ pub async fn reembed(cli: &Cli, args: &ReembedArgs) -> Result<ExitCode> {
                 let mut out = Vec::with_capacity(texts.len());
                 for chunk in texts.chunks(batch) {
                     let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                    out.extend(
-                        embedder
-                            .embed(&refs)
-                            .map_err(|e| hindsight_core::Error::new(hindsight_core::ErrorKind::Embedding, e.to_string()))?,
-                    );
+                    out.extend(embedder.embed(&refs).map_err(|e| {
+                        hindsight_core::Error::new(
+                            hindsight_core::ErrorKind::Embedding,
+                            e.to_string(),
+                        )
+                    })?);
                 }
                 Ok(out)
             },

@@ -38,8 +38,17 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         namespace: Namespace::new(args.namespace.clone()),
         query: args.query.clone(),
         top_k: args.top_k,
-        filter: Filter { kinds: args.kind.clone(), tags: args.tag.clone(), statuses: args.status.clone(), ..Filter::default() },
-        now: args.now.as_deref().map(|s| super::parse_now(Some(s))).transpose()?,
+        filter: Filter {
+            kinds: args.kind.clone(),
+            tags: args.tag.clone(),
+            statuses: args.status.clone(),
+            ..Filter::default()
+        },
+        now: args
+            .now
+            .as_deref()
+            .map(|s| super::parse_now(Some(s)))
+            .transpose()?,
         record_access: true,
     };
     let resp = engine.search(&req).await?;
@@ -59,15 +68,31 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         if h.stale {
             flags.push("may be stale");
         }
-        let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
-        println!("{:>2}. {:.4}  {} ({}, {}){flags}", i + 1, h.score, m.id, m.kind, m.created_at.format("%Y-%m-%d"));
+        let flags = if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join(", "))
+        };
+        println!(
+            "{:>2}. {:.4}  {} ({}, {}){flags}",
+            i + 1,
+            h.score,
+            m.id,
+            m.kind,
+            m.created_at.format("%Y-%m-%d")
+        );
         println!("    {}", m.content.replace('\n', " "));
         if args.explain {
             let paths: Vec<String> = h
                 .explanation
                 .paths
                 .iter()
-                .map(|p| format!("{} #{} raw {:.4} norm {:.3}", p.path, p.rank, p.raw_score, p.normalized))
+                .map(|p| {
+                    format!(
+                        "{} #{} raw {:.4} norm {:.3}",
+                        p.path, p.rank, p.raw_score, p.normalized
+                    )
+                })
                 .collect();
             let f = &h.explanation.factors;
             println!("    paths: {}", paths.join("; "));
@@ -79,7 +104,10 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     }
     if args.explain {
         let s = &resp.understanding.structured;
-        println!("query rules: identifiers {:?}, time {:?}, kinds {:?}", s.identifiers, resp.understanding.time_phrase, s.kinds);
+        println!(
+            "query rules: identifiers {:?}, time {:?}, kinds {:?}",
+            s.identifiers, resp.understanding.time_phrase, s.kinds
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
