@@ -105,6 +105,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
         .iter()
         .enumerate()
         .map(|(i, d)| HalfLifePoint {
+            kinds: "all".into(),
             half_life_days: *d,
             ndcg10: 0.4 + 0.01 * i as f64,
             n_queries: 29,

@@ -442,12 +442,22 @@ fn half_life_sweep(
     if sensitive.is_empty() {
         return None;
     }
-    let points = opts
-        .half_lives
-        .iter()
-        .map(|&h| {
+    // "all": every kind at h; then one kind at a time at h, the others at their defaults.
+    let base_decay = base.retrieval.factors.decay.unwrap_or_default();
+    type SetHalfLife = fn(&mut hindsight_core::DecayConfig, f64);
+    let variants: [(&str, SetHalfLife); 4] = [
+        ("all", |d, h| *d = hindsight_core::DecayConfig::uniform(h)),
+        ("episodic", |d, h| d.episodic_days = h),
+        ("semantic", |d, h| d.semantic_days = h),
+        ("warning", |d, h| d.warning_days = h),
+    ];
+    let mut points = Vec::new();
+    for (kinds, set) in variants {
+        for &h in &opts.half_lives {
+            let mut decay = base_decay;
+            set(&mut decay, h);
             let mut config = base.retrieval.clone();
-            config.factors.decay = Some(hindsight_core::DecayConfig::uniform(h));
+            config.factors.decay = Some(decay);
             let d = config.depth(opts.top_k);
             let sum: f64 = sensitive
                 .iter()
@@ -465,12 +475,13 @@ fn half_life_sweep(
                         .map_or(0.0, |m| m.ndcg10)
                 })
                 .sum();
-            HalfLifePoint {
+            points.push(HalfLifePoint {
+                kinds: kinds.to_owned(),
                 half_life_days: h,
                 ndcg10: sum / sensitive.len() as f64,
                 n_queries: sensitive.len(),
-            }
-        })
-        .collect();
+            });
+        }
+    }
     Some(points)
 }

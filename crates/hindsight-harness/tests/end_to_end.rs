@@ -163,7 +163,11 @@ async fn evaluates_every_setup_and_writes_the_report() {
         .half_life_sweep
         .as_ref()
         .expect("time-sensitive queries present");
-    assert_eq!(sweep.len(), opts.half_lives.len());
+    assert_eq!(
+        sweep.len(),
+        4 * opts.half_lives.len(),
+        "all kinds + each kind alone"
+    );
     assert!(sweep.iter().all(|p| p.n_queries == 1));
     assert!(!s.significance.is_empty());
 

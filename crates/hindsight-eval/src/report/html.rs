@@ -194,6 +194,7 @@ pub(crate) fn index_html(
             .iter()
             .map(|p| {
                 vec![
+                    p.kinds.clone(),
                     format!("{}", p.half_life_days),
                     format!("{:.4}", p.ndcg10),
                     p.n_queries.to_string(),
@@ -201,7 +202,7 @@ pub(crate) fn index_html(
             })
             .collect();
         out.push_str(&table(
-            &strings(["half-life (days)", "ndcg@10", "queries"]),
+            &strings(["kinds varied", "half-life (days)", "ndcg@10", "queries"]),
             &rows,
         ));
         img(&mut out, plots, "half_life");

@@ -489,17 +489,28 @@ impl Figure for HalfLifeCurve<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let mut pts: Vec<(f64, f64)> = self
+        // One line per series (`kinds`), in first-appearance order.
+        let mut series: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
+        for p in self
             .points
             .iter()
-            .map(|p| (p.half_life_days, p.ndcg10))
-            .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (x_lo, x_hi) = padded(pts.iter().map(|p| p.0));
-        let (y_lo, y_hi) = padded(pts.iter().map(|p| p.1));
+            .filter(|p| p.half_life_days.is_finite() && p.ndcg10.is_finite())
+        {
+            match series.iter_mut().find(|(k, _)| *k == p.kinds) {
+                Some((_, pts)) => pts.push((p.half_life_days, p.ndcg10)),
+                None => series.push((p.kinds.as_str(), vec![(p.half_life_days, p.ndcg10)])),
+            }
+        }
+        for (_, pts) in &mut series {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let (x_lo, x_hi) = padded(series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)));
+        let (y_lo, y_hi) = padded(series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)));
         let mut chart = ChartBuilder::on(root)
-            .caption("ndcg@10 vs decay half-life", (FONT, 22))
+            .caption(
+                "ndcg@10 (time-sensitive queries) vs decay half-life",
+                (FONT, 22),
+            )
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60)
@@ -510,9 +521,23 @@ impl Figure for HalfLifeCurve<'_> {
             .y_desc("ndcg@10")
             .label_style((FONT, 14))
             .draw()?;
-        let colour = colormap(0.35);
-        chart.draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?;
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, colour.filled())))?;
+        let n = series.len().max(1) as f64;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let colour = colormap(0.1 + 0.8 * i as f64 / n);
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+                });
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, colour.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 14))
+            .draw()?;
         Ok(())
     }
 }

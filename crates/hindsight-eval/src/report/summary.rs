@@ -153,6 +153,10 @@ pub struct GridPoint {
 /// One point of the half-life sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HalfLifePoint {
+    /// Which memory kinds had their half-life set to `half_life_days`: `"all"`, or one kind (the
+    /// others keep their configured half-lives).
+    #[serde(default = "all_kinds")]
+    pub kinds: String,
     /// Decay half-life in days.
     pub half_life_days: f64,
     /// Mean NDCG@10.
@@ -160,6 +164,10 @@ pub struct HalfLifePoint {
     pub ndcg10: f64,
     /// Queries averaged.
     pub n_queries: usize,
+}
+
+fn all_kinds() -> String {
+    "all".to_owned()
 }
 
 /// Wall-clock timing.

@@ -1,0 +1,171 @@
+//! The `hindsight` binary end to end on a temporary store, with the test-only hash embedder.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hindsight(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hindsight"))
+        .args(["--embedder", "hash:64", "--data"])
+        .arg(data)
+        .args(args)
+        .env_remove("HINDSIGHT_BACKEND")
+        .output()
+        .expect("run hindsight")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn ingest_reports_bad_lines_by_number_and_keeps_the_good_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"content": "User prefers SF Express for deliveries", "kind": "semantic"}"#, "\n",
+            r#"{"content": "Order 58213 was delayed by the courier", "entities": {"order_id": "58213"}}"#, "\n",
+            "{not json\n",
+            r#"{"content": "x", "kind": "fact"}"#, "\n",
+            r#"{"content": "   "}"#, "\n",
+            r#"{"contnet": "typo in the field name"}"#, "\n",
+            "\n",
+            r#"{"content": "Deploys to prod need a green staging run", "kind": "semantic", "namespace": "ops"}"#, "\n",
+        ),
+    )
+    .expect("write");
+    let data = dir.path().join("data");
+    let out = hindsight(&data, &["ingest", file.to_str().expect("utf8")]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "bad lines make the exit code 2\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("stored 3, deduplicated 0, failed 4"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("in.jsonl:3: invalid JSON"), "{stderr}");
+    assert!(
+        stderr.contains("in.jsonl:4:") && stderr.contains("fact"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("in.jsonl:5:") && stderr.contains("content"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("in.jsonl:6:") && stderr.contains("contnet"),
+        "{stderr}"
+    );
+
+    // The good lines are stored and searchable; the structured path finds the order number.
+    let out = hindsight(
+        &data,
+        &[
+            "--json",
+            "search",
+            "what happened to order 58213?",
+            "--top-k",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hit = &v["hits"][0];
+    assert_eq!(hit["memory"]["entities"]["order_id"], "58213");
+    assert!(
+        hit["found_by"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .any(|p| p == "structured")
+    );
+    let id = hit["memory"]["id"].as_str().expect("id").to_owned();
+
+    // Namespaces are separate.
+    let out = hindsight(
+        &data,
+        &["--json", "search", "deploys to prod", "--namespace", "ops"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["hits"].as_array().expect("array").len(), 1);
+
+    // Forget hides, revert restores, purge deletes only forgotten memories.
+    let out = hindsight(&data, &["forget", &id, "--reason", "test"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = hindsight(&data, &["--json", "search", "order 58213", "--top-k", "5"]);
+    assert!(!text(&out.stdout).contains(&id));
+    assert!(hindsight(&data, &["revert", &id]).status.success());
+    assert!(text(&hindsight(&data, &["--json", "search", "order 58213"]).stdout).contains(&id));
+    assert!(
+        hindsight(&data, &["forget", &id, "--reason", "again"])
+            .status
+            .success()
+    );
+    let out = hindsight(&data, &["purge"]);
+    assert!(
+        text(&out.stdout).contains("purged 1"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_store_refuses_another_embedding_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in.jsonl");
+    std::fs::write(&file, "{\"content\": \"hello\"}\n").expect("write");
+    let data = dir.path().join("data");
+    assert!(
+        hindsight(&data, &["ingest", file.to_str().expect("utf8")])
+            .status
+            .success()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_hindsight"))
+        .args(["--embedder", "hash:32", "--data"])
+        .arg(&data)
+        .args(["search", "hello"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("reembed"), "{err}");
+}
+
+#[test]
+fn gate_names_regressions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let summary = |ndcg: f64| {
+        serde_json::json!({
+            "dataset": "d", "embedder": {"model": "m", "dim": 4, "test_only": true}, "backend": "sqlite", "quick": true,
+            "counts": {"memories": 1, "queries": 1, "judged_queries": 1, "queries_without_relevant": 0, "load_issues": 0},
+            "setups": {"hybrid": {"description": "", "metrics": {"ndcg@10": ndcg}}},
+            "significance": [], "timing": {"total_s": 1.0}
+        })
+    };
+    let base = dir.path().join("base.json");
+    let cur = dir.path().join("cur.json");
+    std::fs::write(&base, summary(0.70).to_string()).expect("write");
+    std::fs::write(&cur, summary(0.65).to_string()).expect("write");
+    let gate = |tol: &str| {
+        Command::new(env!("CARGO_BIN_EXE_hindsight"))
+            .args(["gate", "--baseline"])
+            .arg(&base)
+            .arg("--current")
+            .arg(&cur)
+            .args(["--tolerance", tol])
+            .output()
+            .expect("run")
+    };
+    let out = gate("0.01");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("hybrid ndcg@10"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(gate("0.1").status.success());
+}
