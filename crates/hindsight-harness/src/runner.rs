@@ -99,6 +99,27 @@ struct QueryCase {
     cands: Candidates,
 }
 
+/// NDCG@10 of one query's candidates ranked under `config` (0 when the query has no relevant
+/// judgement or no candidates).
+fn ndcg10(
+    case: Option<&QueryCase>,
+    config: &RetrievalConfig,
+    top_k: usize,
+    judgements: Option<&BTreeMap<String, i32>>,
+) -> f64 {
+    let Some(case) = case else { return 0.0 };
+    let hits: Vec<(String, f64)> = case
+        .cands
+        .rank(config, config.depth(top_k))
+        .into_iter()
+        .take(10)
+        .map(|h| (h.fused.id.0, h.score))
+        .collect();
+    judgements
+        .and_then(|j| evaluate_query(j, &hits))
+        .map_or(0.0, |m| m.ndcg10)
+}
+
 fn elapsed(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
@@ -247,24 +268,14 @@ pub async fn evaluate_dataset(
                 },
                 ..s.retrieval.clone()
             };
-            let d = config.depth(opts.top_k);
             let mut row = BTreeMap::new();
             for q in &judged {
-                let hits: Vec<(String, f64)> = case_by_id
-                    .get(q.as_str())
-                    .map(|c| {
-                        c.cands
-                            .rank(&config, d)
-                            .into_iter()
-                            .take(10)
-                            .map(|h| (h.fused.id.0, h.score))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let v = qrels
-                    .get(q)
-                    .and_then(|j| evaluate_query(j, &hits))
-                    .map_or(0.0, |m| m.ndcg10);
+                let v = ndcg10(
+                    case_by_id.get(q.as_str()).copied(),
+                    &config,
+                    opts.top_k,
+                    qrels.get(q),
+                );
                 row.insert(q.clone(), v);
             }
             matrix.push(row);
@@ -458,22 +469,9 @@ fn half_life_sweep(
             set(&mut decay, h);
             let mut config = base.retrieval.clone();
             config.factors.decay = Some(decay);
-            let d = config.depth(opts.top_k);
             let sum: f64 = sensitive
                 .iter()
-                .map(|c| {
-                    let hits: Vec<(String, f64)> = c
-                        .cands
-                        .rank(&config, d)
-                        .into_iter()
-                        .take(10)
-                        .map(|h| (h.fused.id.0, h.score))
-                        .collect();
-                    qrels
-                        .get(&c.id)
-                        .and_then(|j| evaluate_query(j, &hits))
-                        .map_or(0.0, |m| m.ndcg10)
-                })
+                .map(|c| ndcg10(Some(c), &config, opts.top_k, qrels.get(&c.id)))
                 .sum();
             points.push(HalfLifePoint {
                 kinds: kinds.to_owned(),

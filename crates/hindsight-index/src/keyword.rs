@@ -244,21 +244,24 @@ impl KeywordIndex {
                 &(TopDocs::with_limit(fetch).order_by_score(), Count),
             )?;
             let exhausted = top.len() < fetch || total <= fetch;
-            let mut out = Vec::with_capacity(k);
+            let lowest_fetched = top.last().map(|(score, _)| *score);
+            let mut out = Vec::with_capacity(top.len());
             for (score, addr) in top {
                 let Some(key) = self.key_of(&searcher, addr)? else {
                     continue;
                 };
                 if accept(key) {
                     out.push((key, score));
-                    if out.len() == k {
-                        break;
-                    }
                 }
             }
-            if out.len() == k || exhausted {
-                // Equal BM25 scores: order by key so results are deterministic.
-                out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Equal BM25 scores are ordered by key, so results do not depend on the segment layout
+            // (which background merges change). That needs every document tied with the k-th
+            // hit: when the k-th score equals the lowest fetched one, more may be unfetched.
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let boundary_is_complete =
+                out.len() >= k && lowest_fetched.is_some_and(|low| out[k - 1].1 > low);
+            if exhausted || boundary_is_complete {
+                out.truncate(k);
                 return Ok(out);
             }
             fetch = fetch.saturating_mul(4);
@@ -426,5 +429,26 @@ mod tests {
             keys(&idx.search("a", "数据库迁移", 10, &all).unwrap()),
             vec![7]
         );
+    }
+
+    #[test]
+    fn ties_at_the_cut_do_not_depend_on_segment_layout() {
+        // 60 documents with identical text tie on BM25; which of them make the top 5 must not
+        // depend on how they were committed (one segment vs many).
+        let one = KeywordIndex::open_in_ram().unwrap();
+        let many = KeywordIndex::open_in_ram().unwrap();
+        for key in (1..=60u64).rev() {
+            one.add(key, "a", "the deploy was rolled back").unwrap();
+            many.add(key, "a", "the deploy was rolled back").unwrap();
+            if key % 7 == 0 {
+                many.commit().unwrap();
+            }
+        }
+        one.commit().unwrap();
+        many.commit().unwrap();
+        let a = one.search("a", "deploy rolled back", 5, &all).unwrap();
+        let b = many.search("a", "deploy rolled back", 5, &all).unwrap();
+        assert_eq!(keys(&a), vec![1, 2, 3, 4, 5]);
+        assert_eq!(keys(&a), keys(&b));
     }
 }
