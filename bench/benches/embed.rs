@@ -8,8 +8,26 @@ use hindsight_embed::{Embedder, MiniLmEmbedder, default_home, is_model_present, 
 
 /// 256 distinct short sentences (well under 32 tokens each), deterministic.
 fn short_sentences() -> Vec<String> {
-    let subjects = ["The user", "Our agent", "The support team", "A customer", "The nightly job", "This API", "The warehouse", "My manager"];
-    let verbs = ["prefers", "rejected", "asked about", "retried", "cancelled", "reported", "approved", "forgot"];
+    let subjects = [
+        "The user",
+        "Our agent",
+        "The support team",
+        "A customer",
+        "The nightly job",
+        "This API",
+        "The warehouse",
+        "My manager",
+    ];
+    let verbs = [
+        "prefers",
+        "rejected",
+        "asked about",
+        "retried",
+        "cancelled",
+        "reported",
+        "approved",
+        "forgot",
+    ];
     let objects = [
         "express shipping for order 4411",
         "the database migration from last week",
@@ -29,8 +47,16 @@ fn short_sentences() -> Vec<String> {
 
 fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
     let sentences = short_sentences();
-    let longest = sentences.iter().map(|s| model.token_ids(s).map_or(0, |t| t.len())).max().unwrap_or(0);
-    eprintln!("embed bench: {} sentences, longest {longest} tokens, model {:?}", sentences.len(), model.space());
+    let longest = sentences
+        .iter()
+        .map(|s| model.token_ids(s).map_or(0, |t| t.len()))
+        .max()
+        .unwrap_or(0);
+    eprintln!(
+        "embed bench: {} sentences, longest {longest} tokens, model {:?}",
+        sentences.len(),
+        model.space()
+    );
     let mut group = c.benchmark_group("minilm_embed");
     // A batch of 256 takes about a second: 10 samples keep the run to minutes.
     group.sample_size(10);
@@ -43,14 +69,23 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
     }
     group.finish();
     c.bench_function("minilm_single_query", |b| {
-        b.iter(|| black_box(model.embed_one(black_box("what did the user say about express shipping?")).map(|v| v.len())));
+        b.iter(|| {
+            black_box(
+                model
+                    .embed_one(black_box("what did the user say about express shipping?"))
+                    .map(|v| v.len()),
+            )
+        });
     });
 }
 
 fn main() {
     let dir = model_dir(&default_home());
     if !is_model_present(&dir) {
-        eprintln!("embed bench SKIPPED: MiniLM model not found in {} (fetch it first)", dir.display());
+        eprintln!(
+            "embed bench SKIPPED: MiniLM model not found in {} (fetch it first)",
+            dir.display()
+        );
         return;
     }
     let model = match MiniLmEmbedder::load(&dir) {

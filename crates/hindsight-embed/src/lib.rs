@@ -13,7 +13,8 @@
 //!   ([`Embedder::is_test_only`] is true so reports can say so).
 //!
 //! [`CachedEmbedder`] wraps any of them with an LRU cache for query embeddings and reports
-//! [`CacheStats`]. [`EmbedderSpec`] parses the short strings the CLI accepts (`minilm`,
+//! [`CacheStats`]. [`DiskCachedEmbedder`] persists document vectors by text hash, so replaying a
+//! dataset embeds each text once per model. [`EmbedderSpec`] parses the short strings the CLI accepts (`minilm`,
 //! `hash:384`, `http://host/v1?model=...`) and [`load_embedder`] builds the embedder.
 //!
 //! The model fetcher ([`fetch_model`], [`ensure_model`]) puts the MiniLM weights under
@@ -21,6 +22,7 @@
 //! and renaming a complete staging directory into place.
 
 mod cache;
+mod disk_cache;
 mod embedder;
 mod error;
 mod fetch;
@@ -30,6 +32,7 @@ mod minilm;
 mod spec;
 
 pub use cache::{CacheStats, CachedEmbedder};
+pub use disk_cache::DiskCachedEmbedder;
 pub use embedder::Embedder;
 pub use error::EmbedError;
 pub use fetch::{

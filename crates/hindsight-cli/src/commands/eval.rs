@@ -32,6 +32,10 @@ pub struct Args {
     /// A deterministic ~40 % subset of the queries and 3 CV folds (the CI gate).
     #[arg(long)]
     pub quick: bool,
+    /// Do not read or write the document-vector cache ($HINDSIGHT_HOME/cache/embeddings): every
+    /// memory is embedded again.
+    #[arg(long)]
+    pub no_embedding_cache: bool,
     /// Where `datasets/` is searched when no --dataset is given.
     #[arg(long, default_value = "datasets")]
     pub datasets_dir: PathBuf,
@@ -97,6 +101,21 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         EvalOptions::default()
     };
     let embedder = super::embedder(cli)?;
+    let embedder: Arc<dyn hindsight_embed::Embedder> = if args.no_embedding_cache {
+        embedder
+    } else {
+        let dir = hindsight_embed::default_home()
+            .join("cache")
+            .join("embeddings");
+        let cached = hindsight_embed::DiskCachedEmbedder::open(embedder, &dir)
+            .context("opening the embedding cache")?;
+        eprintln!(
+            "embedding cache: {} ({} vectors)",
+            cached.path().display(),
+            cached.stats().len
+        );
+        Arc::new(cached)
+    };
     let backend = match &cli.backend {
         Some(url) => BackendUrl::parse(url)?,
         None => BackendUrl::SqliteMemory,
