@@ -558,15 +558,7 @@ impl SqliteStore {
 
     fn hits_from_keys(&self, keyed: Vec<(u64, f32)>) -> Result<PathHits> {
         let state = self.read_state()?;
-        Ok(keyed
-            .into_iter()
-            .filter_map(|(k, score)| {
-                state.rows.get(&k).map(|m| PathHit {
-                    id: m.id.clone(),
-                    score,
-                })
-            })
-            .collect())
+        Ok(hits_in(&state, keyed))
     }
 
     /// Row keys in `ns` whose entity values match the structured query's identifiers or entities.
@@ -942,15 +934,7 @@ impl Store for SqliteStore {
         }
         let state = self.read_state()?;
         let keyed = state.vector_search(ns.as_str(), query, k, filter);
-        Ok(keyed
-            .into_iter()
-            .filter_map(|(key, score)| {
-                state.rows.get(&key).map(|m| PathHit {
-                    id: m.id.clone(),
-                    score,
-                })
-            })
-            .collect())
+        Ok(hits_in(&state, keyed))
     }
 
     async fn keyword_search(
@@ -1118,4 +1102,17 @@ impl Store for SqliteStore {
         }
         Ok(())
     }
+}
+
+/// Resolves index keys to path hits (keys no longer in the row map are dropped).
+fn hits_in(state: &State, keyed: Vec<(u64, f32)>) -> PathHits {
+    keyed
+        .into_iter()
+        .filter_map(|(key, score)| {
+            state.rows.get(&key).map(|m| PathHit {
+                id: m.id.clone(),
+                score,
+            })
+        })
+        .collect()
 }
