@@ -190,6 +190,15 @@ fn embed_err(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Embedding, format!("embedding failed: {e}"))
 }
 
+/// The kind a new memory is stored as: an episode whose task failed becomes a `warning`.
+fn stored_kind(new: &NewMemory) -> MemoryKind {
+    if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
+        MemoryKind::Warning
+    } else {
+        new.kind
+    }
+}
+
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
 }
@@ -298,12 +307,7 @@ impl Engine {
     ) -> Memory {
         let created_at = new.created_at.unwrap_or(now);
         let importance = new.resolved_importance(self.write.default_importance);
-        let kind =
-            if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
-                MemoryKind::Warning
-            } else {
-                new.kind
-            };
+        let kind = stored_kind(new);
         Memory {
             id,
             namespace: new.namespace.clone(),
@@ -374,9 +378,7 @@ impl Engine {
         let mut superseded = Vec::new();
         let mut related = Vec::new();
         if status == Status::Active {
-            let kind = self
-                .materialize(&new, MemoryId::from(""), String::new(), status, None, now)
-                .kind;
+            let kind = stored_kind(&new);
             let filter = Filter {
                 kinds: vec![kind],
                 ..Filter::default()

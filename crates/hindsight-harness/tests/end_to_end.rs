@@ -94,24 +94,23 @@ fn dataset() -> Dataset {
     }
 }
 
+/// An empty engine over an in-memory store with the test-only hash embedder.
+async fn engine(dim: usize) -> Engine {
+    let embedder = Arc::new(HashEmbedder::new(dim).expect("dim"));
+    let space = hindsight_embed::Embedder::space(embedder.as_ref());
+    let store = Arc::new(SqliteStore::open_in_memory(space).await.expect("store"));
+    Engine::builder(store, embedder).build().expect("engine")
+}
+
 #[tokio::test]
 async fn evaluates_every_setup_and_writes_the_report() {
     let ds = dataset();
-    let embedder = Arc::new(HashEmbedder::new(64).expect("dim"));
-    let store = Arc::new(
-        SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref()))
-            .await
-            .expect("store"),
-    );
-    let engine = Engine::builder(store, embedder).build().expect("engine");
+    let engine = engine(64).await;
     let setups = default_setups();
+    // Every query (not the quick subset), 3 folds for 6 judged queries.
     let opts = EvalOptions {
         folds: 3,
-        ..EvalOptions::quick()
-    };
-    let opts = EvalOptions {
-        quick: false,
-        ..opts
+        ..EvalOptions::default()
     };
     let eval = evaluate_dataset(&ds, &engine, &setups, &opts, "sqlite", &|_, _, _| {})
         .await
@@ -189,13 +188,7 @@ async fn evaluates_every_setup_and_writes_the_report() {
 #[tokio::test]
 async fn refuses_a_non_empty_store() {
     let ds = dataset();
-    let embedder = Arc::new(HashEmbedder::new(32).expect("dim"));
-    let store = Arc::new(
-        SqliteStore::open_in_memory(hindsight_embed::Embedder::space(embedder.as_ref()))
-            .await
-            .expect("store"),
-    );
-    let engine = Engine::builder(store, embedder).build().expect("engine");
+    let engine = engine(32).await;
     let opts = EvalOptions::quick();
     evaluate_dataset(
         &ds,

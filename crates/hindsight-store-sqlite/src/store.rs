@@ -119,6 +119,10 @@ async fn connect_file(data_dir: &Path, create: bool) -> Result<SqlitePool> {
         .connect_with(opts)
         .await
         .map_err(db_err)?;
+    migrate(pool).await
+}
+
+async fn migrate(pool: SqlitePool) -> Result<SqlitePool> {
     MIGRATOR
         .run(&pool)
         .await
@@ -139,11 +143,7 @@ async fn connect_memory() -> Result<SqlitePool> {
         .connect_with(opts)
         .await
         .map_err(db_err)?;
-    MIGRATOR
-        .run(&pool)
-        .await
-        .map_err(|e| Error::backend(format!("sqlite migration failed: {e}")))?;
-    Ok(pool)
+    migrate(pool).await
 }
 
 async fn read_meta(pool: &SqlitePool, key: &str) -> Result<Option<String>> {
