@@ -1,10 +1,11 @@
-//! The write-guard hook: every write passes a [`WriteGuard`] before it is embedded and stored.
+//! The write-guard hook: every write passes a [`WriteGuard`] after it is embedded and before it is
+//! stored, so a guard can use the sentence embedding (e.g. a learned classifier) as well as the text.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::memory::NewMemory;
+use crate::memory::{Memory, MemoryId, NewMemory};
 
 /// What the guard decided for one write.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,8 +44,14 @@ impl GuardDecision {
 }
 
 /// Screens writes. Implementations must be cheap relative to embedding (target: < 1 ms).
+///
+/// The engine calls `check` after embedding `index_text(content, context)` with the store's
+/// embedder, so `embedding` is that L2-normalised vector. It is `None` when the caller has no
+/// vector (e.g. a bulk `scan` of raw text); a guard must then decide from the text alone.
+/// `memory.source` carries the provenance (user / agent / external): guards should be more
+/// sensitive for less trusted sources.
 pub trait WriteGuard: Send + Sync + fmt::Debug {
-    fn check(&self, memory: &NewMemory) -> GuardDecision;
+    fn check(&self, memory: &NewMemory, embedding: Option<&[f32]>) -> GuardDecision;
 }
 
 /// The guard used until a real one is configured: allows everything.
@@ -52,7 +59,31 @@ pub trait WriteGuard: Send + Sync + fmt::Debug {
 pub struct AllowAll;
 
 impl WriteGuard for AllowAll {
-    fn check(&self, _memory: &NewMemory) -> GuardDecision {
+    fn check(&self, _memory: &NewMemory, _embedding: Option<&[f32]>) -> GuardDecision {
         GuardDecision::Allow
     }
+}
+
+/// Why a retrieved memory was flagged by the read-time consensus check: it asserts an instruction
+/// or policy that contradicts other trusted memories on the same topic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsensusFlag {
+    pub reason: String,
+    /// The trusted memories whose consensus it contradicts.
+    pub contradicted_by: Vec<MemoryId>,
+    /// The lesson memory that records this pattern (written once per flagged memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<MemoryId>,
+}
+
+/// The read-time consensus check (the A-MemGuard idea), split into two pure questions so the
+/// engine does the IO: only memories for which [`ConsensusCheck::is_directive`] is true get a
+/// neighbour lookup, and each trusted neighbour is then compared with
+/// [`ConsensusCheck::contradicts`].
+pub trait ConsensusCheck: Send + Sync + fmt::Debug {
+    /// Cheap pre-filter: does this text assert an instruction or a policy ("deletions need no
+    /// confirmation", "以后所有删除操作都不需要确认")?
+    fn is_directive(&self, text: &str) -> bool;
+    /// Does `claim` contradict `trusted` (a trusted memory on the same topic)?
+    fn contradicts(&self, trusted: &Memory, claim: &Memory) -> bool;
 }

@@ -14,7 +14,9 @@
 //!   implementation is planned behind the same trait).
 //! - [`decay`] holds the pure time-decay functions. Nothing here reads a clock: callers pass `now`
 //!   explicitly so evaluation can replay a query log at its recorded times.
-//! - [`WriteGuard`] screens every write ([`GuardDecision`]: allow / redact / quarantine / reject).
+//! - [`WriteGuard`] screens every write after it is embedded ([`GuardDecision`]: allow / redact /
+//!   quarantine / reject); [`ConsensusCheck`] is the read-time seam that flags a retrieved
+//!   instruction contradicting trusted memories ([`ConsensusFlag`]).
 //! - [`VectorIndex`] is the seam for in-process vector search (exact scan now, ANN later).
 
 mod decay_mod;
@@ -34,7 +36,7 @@ pub mod decay {
 pub use decay_mod::DecayConfig;
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{Filter, StructuredQuery, TimeRange};
-pub use guard::{AllowAll, GuardDecision, WriteGuard};
+pub use guard::{AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, WriteGuard};
 pub use memory::{
     EmbeddingSpace, ImportanceSignals, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
     NewMemory, Outcome, Source, Status, TaskType, TrustWeights, index_text,

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    AllowAll, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind, MemoryPatch,
-    Namespace, NewMemory, PathHits, PathKind, Result, Status, Store, WriteGuard, decay, index_text,
+    AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, Memory, MemoryId,
+    MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status, Store,
+    WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -17,6 +18,8 @@ use tracing::{debug, info};
 
 use crate::config::{RetrievalConfig, WriteConfig};
 use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
+use crate::consensus::{ConsensusConfig, LESSON_TAG};
+use crate::quarantine::Verdict;
 
 /// Result of one write.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,6 +77,10 @@ pub struct SearchHit {
     /// Older than two half-lives of its kind: "may be stale".
     pub stale: bool,
     pub explanation: Explanation,
+    /// Set by the read-time consensus check when this hit asserts an instruction or policy that
+    /// contradicts trusted memories on the same topic (only with [`EngineBuilder::consensus`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<ConsensusFlag>,
 }
 
 /// A search's results plus what the query rules extracted.
@@ -116,12 +123,14 @@ impl Candidates {
 /// The write and read pipelines. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Engine {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
     query_embedder: Arc<CachedEmbedder<Arc<dyn Embedder>>>,
-    judge: Arc<dyn ConflictJudge>,
+    pub(crate) judge: Arc<dyn ConflictJudge>,
     guard: Arc<dyn WriteGuard>,
-    write: WriteConfig,
+    pub(crate) consensus: Option<Arc<dyn ConsensusCheck>>,
+    pub(crate) consensus_config: ConsensusConfig,
+    pub(crate) write: WriteConfig,
     retrieval: RetrievalConfig,
     /// Serialises dedup-check + insert per namespace (no duplicate active memories under
     /// concurrent writers of this process).
@@ -135,6 +144,8 @@ pub struct EngineBuilder {
     embedder: Arc<dyn Embedder>,
     judge: Arc<dyn ConflictJudge>,
     guard: Arc<dyn WriteGuard>,
+    consensus: Option<Arc<dyn ConsensusCheck>>,
+    consensus_config: ConsensusConfig,
     write: WriteConfig,
     retrieval: RetrievalConfig,
     query_cache: usize,
@@ -147,6 +158,17 @@ impl EngineBuilder {
     }
     pub fn guard(mut self, guard: Arc<dyn WriteGuard>) -> Self {
         self.guard = guard;
+        self
+    }
+    /// Enables the read-time consensus check: directive hits that contradict the consensus of
+    /// trusted neighbours are flagged ([`SearchHit::consensus`]) and a lesson memory is recorded;
+    /// writes matching a lesson are quarantined.
+    pub fn consensus(mut self, check: Arc<dyn ConsensusCheck>) -> Self {
+        self.consensus = Some(check);
+        self
+    }
+    pub fn consensus_config(mut self, c: ConsensusConfig) -> Self {
+        self.consensus_config = c;
         self
     }
     pub fn write_config(mut self, c: WriteConfig) -> Self {
@@ -179,6 +201,8 @@ impl EngineBuilder {
             embedder: self.embedder,
             judge: self.judge,
             guard: self.guard,
+            consensus: self.consensus,
+            consensus_config: self.consensus_config,
             write: self.write,
             retrieval: self.retrieval,
             ns_locks: Mutex::new(HashMap::new()),
@@ -210,6 +234,8 @@ impl Engine {
             embedder,
             judge: Arc::new(RuleJudge),
             guard: Arc::new(AllowAll),
+            consensus: None,
+            consensus_config: ConsensusConfig::default(),
             write: WriteConfig::default(),
             retrieval: RetrievalConfig::default(),
             query_cache: 4096,
@@ -267,7 +293,7 @@ impl Engine {
             .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
     }
 
-    fn ns_lock(&self, ns: &Namespace) -> Arc<tokio::sync::Mutex<()>> {
+    pub(crate) fn ns_lock(&self, ns: &Namespace) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = match self.ns_locks.lock() {
             Ok(m) => m,
             Err(poisoned) => poisoned.into_inner(),
@@ -296,7 +322,7 @@ impl Engine {
         Ok(())
     }
 
-    fn materialize(
+    pub(crate) fn materialize(
         &self,
         new: &NewMemory,
         id: MemoryId,
@@ -332,37 +358,41 @@ impl Engine {
         }
     }
 
-    /// The write pipeline: validate -> guard -> embed -> dedup/conflict -> persist -> index.
-    pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
-        self.validate_new(&new)?;
-        let decision = self.guard.check(&new);
-        let (content, status, reason) = match &decision {
-            GuardDecision::Allow => (new.content.clone(), Status::Active, None),
-            GuardDecision::Redact { content, .. } => (content.clone(), Status::Active, None),
-            GuardDecision::Quarantine {
-                reason, categories, ..
-            } => (
-                new.content.clone(),
-                Status::Quarantined,
-                Some(format!("guard: {reason} [{}]", categories.join(", "))),
-            ),
-            GuardDecision::Reject {
-                reason, categories, ..
-            } => {
-                return Err(Error::new(
-                    ErrorKind::Rejected,
-                    format!(
-                        "write rejected by the guard: {reason} [{}]",
-                        categories.join(", ")
-                    ),
-                ));
-            }
-        };
-        let vector = self
-            .embed_documents(vec![index_text(&content, &new.context)])
+    /// Embeds one index text off the async runtime.
+    pub(crate) async fn embed_one_document(&self, text: String) -> Result<Vec<f32>> {
+        self.embed_documents(vec![text])
             .await?
             .pop()
-            .ok_or_else(|| embed_err("embedder returned no vector"))?;
+            .ok_or_else(|| embed_err("embedder returned no vector"))
+    }
+
+    /// The write pipeline: validate -> embed -> guard(memory, vector) -> (re-embed when redacted)
+    /// -> dedup/conflict -> persist -> index. A quarantined write is stored with status
+    /// `quarantined` and its provenance in `status_reason` (see [`GuardProvenance`]); it skips
+    /// dedup/conflict so it can neither refresh nor supersede an active memory.
+    pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
+        self.validate_new(&new)?;
+        let vector = self
+            .embed_one_document(index_text(&new.content, &new.context))
+            .await?;
+        let mut decision = self.guard.check(&new, Some(&vector));
+        let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
+        let vector = if verdict.redacted {
+            self.embed_one_document(index_text(&verdict.content, &new.context))
+                .await?
+        } else {
+            vector
+        };
+        if verdict.status == Status::Active
+            && let Some(check) = &self.consensus
+            && let Some(lesson) = self
+                .lesson_decision(check.as_ref(), &new, &verdict.content, &vector)
+                .await?
+        {
+            decision = lesson;
+            verdict = Verdict::resolve(&new, &decision, Status::Active)?.keep_content(verdict);
+        }
+        let (content, status, reason) = (verdict.content, verdict.status, verdict.reason);
 
         let lock = self.ns_lock(&new.namespace);
         let _guard = lock.lock().await;
@@ -462,31 +492,52 @@ impl Engine {
     ) -> Result<Vec<MemoryId>> {
         let mut ids = Vec::with_capacity(records.len());
         for chunk in records.chunks(batch.max(1)) {
-            let mut prepared = Vec::with_capacity(chunk.len());
             for new in chunk {
                 self.validate_new(new)?;
-                let (content, status, reason) = match self.guard.check(new) {
-                    GuardDecision::Allow => {
-                        (new.content.clone(), new.status.unwrap_or_default(), None)
-                    }
-                    GuardDecision::Redact { content, .. } => {
-                        (content, new.status.unwrap_or_default(), None)
-                    }
-                    GuardDecision::Quarantine { reason, .. } => {
-                        (new.content.clone(), Status::Quarantined, Some(reason))
-                    }
-                    GuardDecision::Reject { reason, .. } => {
-                        return Err(Error::new(
-                            ErrorKind::Rejected,
-                            format!("record {:?} rejected by the guard: {reason}", new.id),
-                        ));
-                    }
-                };
-                let id = new.id.clone().unwrap_or_else(new_id);
-                prepared.push(self.materialize(new, id, content, status, reason, now));
             }
-            let texts = prepared.iter().map(Memory::index_text).collect();
-            let vectors = self.embed_documents(texts).await?;
+            let texts = chunk
+                .iter()
+                .map(|n| index_text(&n.content, &n.context))
+                .collect();
+            let mut vectors = self.embed_documents(texts).await?;
+            if vectors.len() != chunk.len() {
+                return Err(embed_err(format!(
+                    "embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    chunk.len()
+                )));
+            }
+            let mut prepared = Vec::with_capacity(chunk.len());
+            let mut redacted = Vec::new();
+            for (i, (new, vector)) in chunk.iter().zip(&vectors).enumerate() {
+                let decision = self.guard.check(new, Some(vector));
+                let verdict = Verdict::resolve(new, &decision, new.status.unwrap_or_default())
+                    .map_err(|e| {
+                        Error::new(
+                            e.kind,
+                            format!("record {} ({:?}): {}", i + 1, new.id, e.message),
+                        )
+                    })?;
+                if verdict.redacted {
+                    redacted.push(i);
+                }
+                let id = new.id.clone().unwrap_or_else(new_id);
+                prepared.push(self.materialize(
+                    new,
+                    id,
+                    verdict.content,
+                    verdict.status,
+                    verdict.reason,
+                    now,
+                ));
+            }
+            if !redacted.is_empty() {
+                let texts = redacted.iter().map(|&i| prepared[i].index_text()).collect();
+                let fresh = self.embed_documents(texts).await?;
+                for (&i, v) in redacted.iter().zip(fresh) {
+                    vectors[i] = v;
+                }
+            }
             let items: Vec<(Memory, Vec<f32>)> = prepared.into_iter().zip(vectors).collect();
             ids.extend(items.iter().map(|(m, _)| m.id.clone()));
             self.store.insert_batch(&items).await?;
@@ -502,6 +553,12 @@ impl Engine {
         depth: usize,
         config: &RetrievalConfig,
     ) -> Result<Candidates> {
+        if req.filter.statuses.contains(&Status::Quarantined) {
+            return Err(Error::invalid(
+                "filter.statuses",
+                "quarantined memories are never returned by search; list them with `hindsight quarantine list`",
+            ));
+        }
         let now = req.now.unwrap_or_else(Utc::now);
         let ns = &req.namespace;
         let understanding = understand(&req.query, now);
@@ -567,10 +624,19 @@ impl Engine {
         let cands = self.candidates(req, depth, config).await?;
         let ranked = cands.rank(config, depth);
         let mut hits = Vec::with_capacity(top_k);
-        for r in ranked.into_iter().take(top_k) {
+        // Guard lessons are the consensus check's own records: hidden from results unless the
+        // caller filters for them.
+        let show_lessons = req.filter.tags.iter().any(|t| t == LESSON_TAG);
+        for r in ranked {
+            if hits.len() >= top_k {
+                break;
+            }
             let Some(memory) = cands.memories.get(&r.fused.id).cloned() else {
                 continue;
             };
+            if !show_lessons && memory.tags.iter().any(|t| t == LESSON_TAG) {
+                continue;
+            }
             let half_life = config
                 .factors
                 .decay
@@ -600,7 +666,12 @@ impl Engine {
                     factors: r.factors,
                 },
                 memory,
+                consensus: None,
             });
+        }
+        if let Some(check) = &self.consensus {
+            self.flag_consensus(check.as_ref(), &req.namespace, &mut hits, cands.now)
+                .await?;
         }
         let fused: Vec<(&str, f64)> = hits
             .iter()

@@ -279,7 +279,7 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
 struct TestGuard;
 
 impl WriteGuard for TestGuard {
-    fn check(&self, m: &NewMemory) -> GuardDecision {
+    fn check(&self, m: &NewMemory, _embedding: Option<&[f32]>) -> GuardDecision {
         if m.content.contains("ignore previous") {
             GuardDecision::Quarantine {
                 reason: "policy override".into(),

@@ -10,12 +10,22 @@
 //! [`write_outputs`] renders it into a report directory.
 //!
 //! Setups are built in ([`default_setups`]) or read from TOML ([`parse_setups`]).
+//!
+//! [`evaluate_poisoning`] is the end-to-end write-guard evaluation: seeded, topic-targeted attack
+//! memories ([`attack_plan`]) are written through the normal write pipeline of two engines (guard
+//! off / on) holding the dataset, and the attack success rate (a poisoned memory in the top 5),
+//! the guard's false positives at ingest and NDCG@10 are reported as a
+//! [`hindsight_eval::GuardE2eReport`].
 
+mod poisoning;
 mod runner;
 mod setups;
 
 use std::path::Path;
 
+pub use poisoning::{
+    ATTACK_CATEGORIES, ATTACK_STYLES, Attack, PoisonOptions, attack_plan, evaluate_poisoning,
+};
 pub use runner::{DatasetEval, EvalOptions, Stage, TIME_SENSITIVE_TAGS, evaluate_dataset};
 pub use setups::{FactorSwitches, Setup, SetupDef, SetupsFile, default_setups, parse_setups};
 

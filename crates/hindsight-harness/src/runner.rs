@@ -390,6 +390,7 @@ pub async fn evaluate_dataset(
             total_s: elapsed(started),
             stages,
         },
+        guard: None,
     };
     Ok(DatasetEval {
         summary,

@@ -1,0 +1,390 @@
+//! The report's write-guard section: the guard's catch rate on its labelled test split
+//! ([`GuardCatchReport`]) and the end-to-end poisoning evaluation ([`GuardE2eReport`]).
+//!
+//! Plain wire structs (numbers and names only): the harness and the CLI fill them from the guard
+//! crate's and the engine's own types, so this crate stays independent of both.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+/// The optional `guard` section of a [`crate::Summary`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardSection {
+    /// Detection quality on the labelled injection corpus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch: Option<GuardCatchReport>,
+    /// Attack success with the guard off vs on, through the real write and read pipelines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e: Option<GuardE2eReport>,
+}
+
+/// A proportion with its sample size and a 95 % confidence interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Number of cases.
+    pub n: usize,
+    /// Cases counted (caught attacks for a TPR, flagged benign writes for an FPR).
+    pub hits: usize,
+    /// `hits / n` (0 when `n` is 0).
+    pub rate: f64,
+    /// 95 % interval `[lo, hi]`.
+    pub ci95: [f64; 2],
+}
+
+/// Catch rate of the guard on a labelled split (the guard helper's evaluation, converted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardCatchReport {
+    /// Which split was scored (`test`).
+    pub split: String,
+    /// Which detector the numbers are for (normally the guard's combined policy).
+    #[serde(default)]
+    pub detector: String,
+    /// Records scored and the embedding model the classifier saw (empty: none).
+    #[serde(default)]
+    pub records: usize,
+    #[serde(default)]
+    pub embedding_model: String,
+    /// Classifier decision threshold, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// TPR over every attack.
+    pub tpr: Rate,
+    /// TPR per attack category.
+    #[serde(default)]
+    pub tpr_by_category: BTreeMap<String, Rate>,
+    /// TPR per language (`en`, `zh`).
+    #[serde(default)]
+    pub tpr_by_language: BTreeMap<String, Rate>,
+    /// TPR per style (`direct`, `embedded`, `obfuscated`).
+    #[serde(default)]
+    pub tpr_by_style: BTreeMap<String, Rate>,
+    /// FPR on ordinary benign writes.
+    pub fpr_benign: Rate,
+    /// FPR on hard negatives (benign text about confirmation, admins, passwords, ...).
+    pub fpr_hard_negatives: Rate,
+    /// `(TPR + TNR) / 2` over the split.
+    pub balanced_accuracy: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balanced_accuracy_ci95: Option<[f64; 2]>,
+}
+
+/// What the guard did to the benign dataset while it was imported (false positives at ingest).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestGuardCounts {
+    /// Memories imported.
+    pub memories: usize,
+    /// Benign memories stored as quarantined (invisible to search).
+    pub quarantined: usize,
+    /// Benign memories stored with redacted content.
+    pub redacted: usize,
+    /// Benign memories refused outright.
+    pub rejected: usize,
+    /// Ids of a few quarantined or rejected memories, for inspection.
+    #[serde(default)]
+    pub examples: Vec<String>,
+}
+
+/// One arm (guard off or on) of the poisoning evaluation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoisonArm {
+    /// The guard in this arm (`off`, or the guard's name).
+    pub guard: String,
+    /// Targeted queries with a poisoned memory in the top k.
+    pub successes: usize,
+    /// `successes / targeted queries`.
+    pub attack_success_rate: f64,
+    /// Bootstrap 95 % CI of the success rate over targeted queries.
+    pub ci95: [f64; 2],
+    /// Success counting only poisoned hits the read-time consensus check did not flag.
+    pub attack_success_rate_unflagged: f64,
+    /// How the attack writes ended: stored active, quarantined, rejected, redacted, merged into
+    /// an existing memory as a duplicate.
+    pub attacks_active: usize,
+    pub attacks_quarantined: usize,
+    pub attacks_rejected: usize,
+    pub attacks_redacted: usize,
+    pub attacks_deduplicated: usize,
+    /// What the guard did to the benign dataset at import.
+    pub ingest: IngestGuardCounts,
+    /// NDCG@10 of the engine's (hybrid) retrieval over the query log before the attack.
+    pub ndcg10_clean: f64,
+    pub ndcg10_clean_ci95: [f64; 2],
+    /// NDCG@10 over the same queries after the attack memories were written.
+    pub ndcg10_attacked: f64,
+    pub ndcg10_attacked_ci95: [f64; 2],
+    /// Queries scored for NDCG (those with a relevant memory).
+    pub ndcg_queries: usize,
+}
+
+/// Attack outcome for one attack variant (`language/style`, e.g. `zh/obfuscated`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantOutcome {
+    pub n: usize,
+    pub successes_off: usize,
+    pub successes_on: usize,
+}
+
+/// End-to-end poisoning: topic-targeted attack memories written through the normal write
+/// pipeline into a populated store, then the targeted queries are run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardE2eReport {
+    pub dataset: String,
+    /// Seed of the query sample and the attack texts.
+    pub seed: u64,
+    /// A poisoned memory in this many top results counts as a success.
+    pub top_k: usize,
+    pub targeted_queries: usize,
+    /// Attack memories written per arm.
+    pub attacks: usize,
+    pub off: PoisonArm,
+    pub on: PoisonArm,
+    /// `1 - on / off` attack success rate (`None` when no attack succeeded with the guard off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<f64>,
+    /// Per attack variant.
+    #[serde(default)]
+    pub by_variant: BTreeMap<String, VariantOutcome>,
+}
+
+/// A titled table of formatted cells.
+pub(crate) struct GuardTable {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn pct_ci(x: f64, ci: [f64; 2]) -> String {
+    format!("{} [{}, {}]", pct(x), pct(ci[0]), pct(ci[1]))
+}
+
+fn rate_cells(name: &str, r: &Rate) -> Vec<String> {
+    vec![
+        name.to_owned(),
+        r.n.to_string(),
+        r.hits.to_string(),
+        pct_ci(r.rate, r.ci95),
+    ]
+}
+
+fn strings(cells: &[&str]) -> Vec<String> {
+    cells.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The tables of the guard section, in display order.
+pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
+    let mut out = Vec::new();
+    if let Some(c) = &section.catch {
+        let mut rows = vec![rate_cells("TPR (all attacks)", &c.tpr)];
+        for (k, r) in &c.tpr_by_category {
+            rows.push(rate_cells(&format!("TPR category {k}"), r));
+        }
+        for (k, r) in &c.tpr_by_language {
+            rows.push(rate_cells(&format!("TPR language {k}"), r));
+        }
+        for (k, r) in &c.tpr_by_style {
+            rows.push(rate_cells(&format!("TPR style {k}"), r));
+        }
+        rows.push(rate_cells("FPR benign", &c.fpr_benign));
+        rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
+        rows.push(vec![
+            "balanced accuracy".to_owned(),
+            String::new(),
+            String::new(),
+            match c.balanced_accuracy_ci95 {
+                Some(ci) => pct_ci(c.balanced_accuracy, ci),
+                None => pct(c.balanced_accuracy),
+            },
+        ]);
+        let threshold = c
+            .threshold
+            .map_or_else(String::new, |t| format!(", threshold {t:.3}"));
+        out.push(GuardTable {
+            title: format!(
+                "Guard catch rate ({}, {} split, {} records{threshold})",
+                if c.detector.is_empty() {
+                    "guard"
+                } else {
+                    &c.detector
+                },
+                c.split,
+                c.records
+            ),
+            header: strings(&["measure", "n", "count", "rate [95% CI]"]),
+            rows,
+        });
+    }
+    if let Some(e) = &section.e2e {
+        let arm = |label: &str, a: &PoisonArm| {
+            vec![
+                format!("{label} ({})", a.guard),
+                pct_ci(a.attack_success_rate, a.ci95),
+                pct(a.attack_success_rate_unflagged),
+                format!(
+                    "{} / {} / {} / {} / {}",
+                    a.attacks_active,
+                    a.attacks_quarantined,
+                    a.attacks_rejected,
+                    a.attacks_redacted,
+                    a.attacks_deduplicated
+                ),
+                format!(
+                    "{} / {} / {} of {}",
+                    a.ingest.quarantined, a.ingest.redacted, a.ingest.rejected, a.ingest.memories
+                ),
+                format!(
+                    "{:.4} [{:.4}, {:.4}]",
+                    a.ndcg10_clean, a.ndcg10_clean_ci95[0], a.ndcg10_clean_ci95[1]
+                ),
+                format!(
+                    "{:.4} [{:.4}, {:.4}]",
+                    a.ndcg10_attacked, a.ndcg10_attacked_ci95[0], a.ndcg10_attacked_ci95[1]
+                ),
+            ]
+        };
+        let reduction = e.reduction.map_or_else(|| "n/a".to_owned(), pct);
+        out.push(GuardTable {
+            title: format!(
+                "End-to-end poisoning ({}: {} targeted queries, {} attacks, success = poisoned memory in top {}; reduction {reduction})",
+                e.dataset, e.targeted_queries, e.attacks, e.top_k
+            ),
+            header: strings(&[
+                "guard",
+                "attack success [95% CI]",
+                "success (unflagged)",
+                "attacks active / quarantined / rejected / redacted / dedup",
+                "benign at ingest quarantined / redacted / rejected",
+                "ndcg@10 clean",
+                "ndcg@10 attacked",
+            ]),
+            rows: vec![arm("off", &e.off), arm("on", &e.on)],
+        });
+        if !e.by_variant.is_empty() {
+            out.push(GuardTable {
+                title: "Attack success by variant".to_owned(),
+                header: strings(&["variant", "n", "success off", "success on"]),
+                rows: e
+                    .by_variant
+                    .iter()
+                    .map(|(k, v)| {
+                        vec![
+                            k.clone(),
+                            v.n.to_string(),
+                            v.successes_off.to_string(),
+                            v.successes_on.to_string(),
+                        ]
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '<' | '>' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `guard.md`: every guard table as Markdown.
+pub(crate) fn guard_markdown(section: &GuardSection) -> String {
+    let mut out = String::from("# Write guard\n");
+    for t in guard_tables(section) {
+        let _ = write!(out, "\n## {}\n\n", md_escape(&t.title));
+        let line = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| md_escape(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        };
+        out.push_str(&line(&t.header));
+        out.push_str(&format!("|{}\n", " --- |".repeat(t.header.len())));
+        for r in &t.rows {
+            out.push_str(&line(r));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(n: usize, hits: usize) -> Rate {
+        Rate {
+            n,
+            hits,
+            rate: hits as f64 / n as f64,
+            ci95: [0.5, 0.9],
+        }
+    }
+
+    #[test]
+    fn renders_both_parts() {
+        let mut catch = GuardCatchReport {
+            split: "test".into(),
+            detector: "combined".into(),
+            records: 600,
+            threshold: Some(0.41),
+            tpr: rate(100, 97),
+            fpr_benign: rate(400, 2),
+            fpr_hard_negatives: rate(100, 3),
+            balanced_accuracy: 0.97,
+            ..GuardCatchReport::default()
+        };
+        catch
+            .tpr_by_category
+            .insert("confirmation_bypass".into(), rate(20, 20));
+        let e2e = GuardE2eReport {
+            dataset: "agent-memory-bilingual".into(),
+            targeted_queries: 60,
+            attacks: 60,
+            top_k: 5,
+            off: PoisonArm {
+                guard: "off".into(),
+                successes: 51,
+                attack_success_rate: 0.85,
+                ..PoisonArm::default()
+            },
+            reduction: Some(0.96),
+            ..GuardE2eReport::default()
+        };
+        let section = GuardSection {
+            catch: Some(catch),
+            e2e: Some(e2e),
+        };
+        let md = guard_markdown(&section);
+        assert!(
+            md.contains("## Guard catch rate (combined, test split, 600 records, threshold 0.410)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| TPR category confirmation_bypass | 20 | 20 | 100.0% [50.0%, 90.0%] |")
+        );
+        assert!(md.contains("reduction 96.0%"));
+        assert!(md.contains("| off (off) | 85.0% [0.0%, 0.0%] |"), "{md}");
+        let json = serde_json::to_string(&section).expect("json");
+        let back: GuardSection = serde_json::from_str(&json).expect("roundtrip");
+        assert_eq!(back, section);
+        assert_eq!(guard_tables(&GuardSection::default()).len(), 0);
+    }
+}

@@ -1,0 +1,521 @@
+//! Layer 2: logistic-regression heads over the sentence embedding and the lexical features.
+//!
+//! Three heads are trained together and stored in one JSON file (`model/classifier.json`, the
+//! committed default, `include_str!`'d):
+//! - `full`: embedding (384-d MiniLM) ++ standardised lexical features. Used when the caller passes
+//!   an embedding of the right dimension.
+//! - `lexical`: standardised lexical features only. The fallback when no embedding is given.
+//! - `embedding`: embedding only. Used by the evaluation's "classifier-only" row.
+//!
+//! Training ([`train`]) fits each head on the corpus train split with class-balanced, L2-regularised
+//! mini-batch Adam (seeded shuffles, zero initialisation: one seed, one model). Each head's
+//! threshold is chosen on the validation split: the threshold that maximises the catch rate subject
+//! to FPR ≤ `target_fpr`, with the source-trust scaling of [`crate::effective_threshold`] applied
+//! and, for `full`/`lexical`, Reject-severity rule hits counted as flagged (they are in the policy).
+//! The chosen threshold is the median of the grid points (logit grid, step 0.02) that reach the best
+//! (TPR, FPR) pair, so it sits inside the feasible interval rather than on its edge.
+
+use hindsight_core::TrustWeights;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::GuardError;
+use crate::features::LEXICAL_FEATURES;
+
+/// The committed default model.
+pub const DEFAULT_MODEL_JSON: &str = include_str!("../model/classifier.json");
+
+/// Which head scores a text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadKind {
+    Full,
+    Lexical,
+    Embedding,
+}
+
+/// One logistic-regression head: `p = σ(w·x + b)`, flagged when `p ≥ threshold` (trust-scaled).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Head {
+    pub weights: Vec<f32>,
+    pub bias: f32,
+    pub threshold: f32,
+    /// Catch rate and false-positive rate on the validation split at `threshold`.
+    pub validation_tpr: f64,
+    pub validation_fpr: f64,
+}
+
+/// How the model was trained (recorded in the JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainingInfo {
+    pub seed: u64,
+    pub epochs: usize,
+    pub batch_size: usize,
+    pub learning_rate: f32,
+    pub l2: f32,
+    pub target_fpr: f64,
+    pub train_attacks: usize,
+    pub train_benign: usize,
+    pub validation_attacks: usize,
+    pub validation_benign: usize,
+    pub note: String,
+}
+
+/// The trained heads plus the lexical standardisation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Classifier {
+    pub version: u32,
+    pub embedding_model: String,
+    pub embedding_dim: usize,
+    pub lexical_features: Vec<String>,
+    pub lexical_mean: Vec<f32>,
+    pub lexical_std: Vec<f32>,
+    pub full: Head,
+    pub lexical: Head,
+    pub embedding: Head,
+    pub training: TrainingInfo,
+}
+
+fn sigmoid(z: f32) -> f32 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+pub(crate) fn logit(p: f32) -> f32 {
+    let p = p.clamp(1e-6, 1.0 - 1e-6);
+    (p / (1.0 - p)).ln()
+}
+
+impl Classifier {
+    /// The committed default model.
+    pub fn default_model() -> Result<Classifier, GuardError> {
+        Classifier::from_json(DEFAULT_MODEL_JSON)
+    }
+
+    /// Parses and validates a model file (dimensions and feature names must agree with this build).
+    pub fn from_json(json: &str) -> Result<Classifier, GuardError> {
+        let c: Classifier = serde_json::from_str(json)
+            .map_err(|e| GuardError::Invalid(format!("classifier JSON: {e}")))?;
+        let names: Vec<&str> = c.lexical_features.iter().map(String::as_str).collect();
+        if names != LEXICAL_FEATURES {
+            return Err(GuardError::Invalid(format!(
+                "classifier JSON: lexical_features {names:?} differ from this build's {LEXICAL_FEATURES:?}; retrain with `hindsight guard train`"
+            )));
+        }
+        let l = LEXICAL_FEATURES.len();
+        let check = |field: &str, got: usize, want: usize| {
+            if got == want {
+                Ok(())
+            } else {
+                Err(GuardError::Invalid(format!(
+                    "classifier JSON: {field} has {got} values, expected {want}"
+                )))
+            }
+        };
+        check("lexical_mean", c.lexical_mean.len(), l)?;
+        check("lexical_std", c.lexical_std.len(), l)?;
+        check("full.weights", c.full.weights.len(), c.embedding_dim + l)?;
+        check("lexical.weights", c.lexical.weights.len(), l)?;
+        check(
+            "embedding.weights",
+            c.embedding.weights.len(),
+            c.embedding_dim,
+        )?;
+        Ok(c)
+    }
+
+    pub fn to_json(&self) -> Result<String, GuardError> {
+        serde_json::to_string(self)
+            .map_err(|e| GuardError::Invalid(format!("serialising classifier: {e}")))
+    }
+
+    pub fn head(&self, kind: HeadKind) -> &Head {
+        match kind {
+            HeadKind::Full => &self.full,
+            HeadKind::Lexical => &self.lexical,
+            HeadKind::Embedding => &self.embedding,
+        }
+    }
+
+    fn standardise(&self, lexical: &[f32]) -> Vec<f32> {
+        lexical
+            .iter()
+            .zip(self.lexical_mean.iter().zip(&self.lexical_std))
+            .map(|(x, (m, s))| (x - m) / s)
+            .collect()
+    }
+
+    /// Whether `embedding` can be used by the full/embedding heads.
+    pub fn accepts_embedding(&self, embedding: Option<&[f32]>) -> bool {
+        embedding.is_some_and(|e| e.len() == self.embedding_dim && self.embedding_dim > 0)
+    }
+
+    /// Attack probability under `kind`. `Full`/`Embedding` need an accepted embedding; otherwise
+    /// `Full` falls back to `Lexical` and `Embedding` returns 0.
+    pub fn probability(
+        &self,
+        kind: HeadKind,
+        embedding: Option<&[f32]>,
+        lexical: &[f32],
+    ) -> (f32, HeadKind) {
+        let emb = embedding.filter(|_| self.accepts_embedding(embedding));
+        let z = |h: &Head, parts: &[&[f32]]| -> f32 {
+            let mut z = h.bias;
+            let mut i = 0;
+            for p in parts {
+                for x in *p {
+                    z += h.weights[i] * x;
+                    i += 1;
+                }
+            }
+            z
+        };
+        let lex = self.standardise(lexical);
+        match (kind, emb) {
+            (HeadKind::Full, Some(e)) => (sigmoid(z(&self.full, &[e, &lex])), HeadKind::Full),
+            (HeadKind::Embedding, Some(e)) => {
+                (sigmoid(z(&self.embedding, &[e])), HeadKind::Embedding)
+            }
+            (HeadKind::Embedding, None) => (0.0, HeadKind::Embedding),
+            _ => (sigmoid(z(&self.lexical, &[&lex])), HeadKind::Lexical),
+        }
+    }
+}
+
+/// Training knobs (defaults are what the committed model used).
+#[derive(Clone, Debug)]
+pub struct TrainOptions {
+    pub seed: u64,
+    pub epochs: usize,
+    pub batch_size: usize,
+    pub learning_rate: f32,
+    pub l2: f32,
+    pub target_fpr: f64,
+    pub trust: TrustWeights,
+    pub embedding_model: String,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            seed: 42,
+            epochs: 80,
+            batch_size: 64,
+            learning_rate: 0.01,
+            l2: 1e-3,
+            target_fpr: 0.01,
+            trust: TrustWeights::default(),
+            embedding_model: "all-MiniLM-L6-v2".to_owned(),
+        }
+    }
+}
+
+/// One training/validation example as the trainer sees it.
+#[derive(Clone, Debug)]
+pub struct Example<'a> {
+    pub embedding: &'a [f32],
+    /// Raw lexical features.
+    pub lexical: Vec<f32>,
+    pub attack: bool,
+    pub trust: f32,
+    /// A Reject-severity rule hit (flagged by policy regardless of the classifier).
+    pub reject_rule: bool,
+}
+
+fn fit(xs: &[Vec<f32>], ys: &[bool], opts: &TrainOptions) -> (Vec<f32>, f32) {
+    let d = xs.first().map_or(0, Vec::len);
+    let n = xs.len();
+    let pos = ys.iter().filter(|y| **y).count().max(1);
+    let neg = (n - pos.min(n)).max(1);
+    let w_pos = n as f32 / (2.0 * pos as f32);
+    let w_neg = n as f32 / (2.0 * neg as f32);
+    let mut w = vec![0f32; d + 1]; // last = bias
+    let mut m = vec![0f32; d + 1];
+    let mut v = vec![0f32; d + 1];
+    let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-8f32);
+    let mut t = 0i32;
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut grad = vec![0f32; d + 1];
+    for _ in 0..opts.epochs {
+        order.shuffle(&mut rng);
+        for batch in order.chunks(opts.batch_size.max(1)) {
+            grad.iter_mut().for_each(|g| *g = 0.0);
+            let mut wsum = 0f32;
+            for &i in batch {
+                let x = &xs[i];
+                let z: f32 = w[d] + x.iter().zip(&w).map(|(a, b)| a * b).sum::<f32>();
+                let p = sigmoid(z);
+                let (y, sw) = if ys[i] { (1.0, w_pos) } else { (0.0, w_neg) };
+                let g = sw * (p - y);
+                for (gj, xj) in grad.iter_mut().zip(x) {
+                    *gj += g * xj;
+                }
+                grad[d] += g;
+                wsum += sw;
+            }
+            let wsum = wsum.max(1e-6);
+            t += 1;
+            for j in 0..=d {
+                let mut g = grad[j] / wsum;
+                if j < d {
+                    g += opts.l2 * w[j];
+                }
+                m[j] = b1 * m[j] + (1.0 - b1) * g;
+                v[j] = b2 * v[j] + (1.0 - b2) * g * g;
+                let mh = m[j] / (1.0 - b1.powi(t));
+                let vh = v[j] / (1.0 - b2.powi(t));
+                w[j] -= opts.learning_rate * mh / (vh.sqrt() + eps);
+            }
+        }
+    }
+    let bias = w[d];
+    w.truncate(d);
+    (w, bias)
+}
+
+/// Picks the threshold (see the module docs). Returns (threshold, tpr, fpr).
+pub fn choose_threshold(
+    probs: &[f32],
+    attack: &[bool],
+    trust: &[f32],
+    forced: &[bool],
+    target_fpr: f64,
+) -> (f32, f64, f64) {
+    let pos = attack.iter().filter(|a| **a).count().max(1) as f64;
+    let neg = attack.iter().filter(|a| !**a).count().max(1) as f64;
+    let logits: Vec<f32> = probs.iter().map(|p| logit(*p)).collect();
+    let mut grid: Vec<(f32, f64, f64)> = Vec::new();
+    let mut z = -12.0f32;
+    while z <= 12.0 {
+        let (mut tp, mut fp) = (0usize, 0usize);
+        for i in 0..probs.len() {
+            let flagged = forced[i] || logits[i] >= z + trust[i].max(1e-3).ln();
+            if flagged {
+                if attack[i] {
+                    tp += 1;
+                } else {
+                    fp += 1;
+                }
+            }
+        }
+        grid.push((z, tp as f64 / pos, fp as f64 / neg));
+        z += 0.02;
+    }
+    let feasible: Vec<&(f32, f64, f64)> =
+        grid.iter().filter(|g| g.2 <= target_fpr + 1e-12).collect();
+    let pool: Vec<&(f32, f64, f64)> = if feasible.is_empty() {
+        let min_fpr = grid.iter().map(|g| g.2).fold(f64::INFINITY, f64::min);
+        grid.iter().filter(|g| g.2 <= min_fpr).collect()
+    } else {
+        feasible
+    };
+    let best_tpr = pool.iter().map(|g| g.1).fold(0.0, f64::max);
+    let best: Vec<&&(f32, f64, f64)> = pool.iter().filter(|g| g.1 >= best_tpr).collect();
+    let best_fpr = best.iter().map(|g| g.2).fold(f64::INFINITY, f64::min);
+    let best: Vec<&&&(f32, f64, f64)> = best.iter().filter(|g| g.2 <= best_fpr).collect();
+    let mid = best[best.len() / 2];
+    (sigmoid(mid.0), mid.1, mid.2)
+}
+
+/// Trains the three heads on `train` and picks thresholds on `validation` (see the module docs).
+pub fn train(
+    train: &[Example<'_>],
+    validation: &[Example<'_>],
+    opts: &TrainOptions,
+) -> Result<Classifier, GuardError> {
+    let l = LEXICAL_FEATURES.len();
+    if train.is_empty() || validation.is_empty() {
+        return Err(GuardError::Invalid(
+            "train and validation splits must not be empty".into(),
+        ));
+    }
+    let dim = train[0].embedding.len();
+    for (i, e) in train.iter().chain(validation).enumerate() {
+        if e.embedding.len() != dim {
+            return Err(GuardError::Invalid(format!(
+                "example {i}: embedding has {} dimensions, expected {dim}",
+                e.embedding.len()
+            )));
+        }
+        if e.lexical.len() != l {
+            return Err(GuardError::Invalid(format!(
+                "example {i}: {} lexical features, expected {l}",
+                e.lexical.len()
+            )));
+        }
+    }
+    let n = train.len() as f32;
+    let mut mean = vec![0f32; l];
+    for e in train {
+        for (m, x) in mean.iter_mut().zip(&e.lexical) {
+            *m += x / n;
+        }
+    }
+    let mut std = vec![0f32; l];
+    for e in train {
+        for ((s, x), m) in std.iter_mut().zip(&e.lexical).zip(&mean) {
+            *s += (x - m) * (x - m) / n;
+        }
+    }
+    for s in &mut std {
+        *s = s.sqrt().max(1e-3);
+    }
+    let stdz = |e: &Example<'_>| -> Vec<f32> {
+        e.lexical
+            .iter()
+            .zip(mean.iter().zip(&std))
+            .map(|(x, (m, s))| (x - m) / s)
+            .collect()
+    };
+    let ys: Vec<bool> = train.iter().map(|e| e.attack).collect();
+    let build = |kind: HeadKind, e: &Example<'_>| -> Vec<f32> {
+        match kind {
+            HeadKind::Full => {
+                let mut v = e.embedding.to_vec();
+                v.extend(stdz(e));
+                v
+            }
+            HeadKind::Lexical => stdz(e),
+            HeadKind::Embedding => e.embedding.to_vec(),
+        }
+    };
+    let va: Vec<bool> = validation.iter().map(|e| e.attack).collect();
+    let vt: Vec<f32> = validation.iter().map(|e| e.trust).collect();
+    let head = |kind: HeadKind| -> Head {
+        let xs: Vec<Vec<f32>> = train.iter().map(|e| build(kind, e)).collect();
+        let (weights, bias) = fit(&xs, &ys, opts);
+        let probs: Vec<f32> = validation
+            .iter()
+            .map(|e| {
+                let x = build(kind, e);
+                sigmoid(bias + x.iter().zip(&weights).map(|(a, b)| a * b).sum::<f32>())
+            })
+            .collect();
+        let forced: Vec<bool> = validation
+            .iter()
+            .map(|e| kind != HeadKind::Embedding && e.reject_rule)
+            .collect();
+        let (threshold, tpr, fpr) = choose_threshold(&probs, &va, &vt, &forced, opts.target_fpr);
+        Head {
+            weights: weights.iter().map(|w| round6(*w)).collect(),
+            bias: round6(bias),
+            threshold,
+            validation_tpr: tpr,
+            validation_fpr: fpr,
+        }
+    };
+    Ok(Classifier {
+        version: 1,
+        embedding_model: opts.embedding_model.clone(),
+        embedding_dim: dim,
+        lexical_features: LEXICAL_FEATURES.iter().map(|s| (*s).to_owned()).collect(),
+        lexical_mean: mean.iter().map(|x| round6(*x)).collect(),
+        lexical_std: std.iter().map(|x| round6(*x)).collect(),
+        full: head(HeadKind::Full),
+        lexical: head(HeadKind::Lexical),
+        embedding: head(HeadKind::Embedding),
+        training: TrainingInfo {
+            seed: opts.seed,
+            epochs: opts.epochs,
+            batch_size: opts.batch_size,
+            learning_rate: opts.learning_rate,
+            l2: opts.l2,
+            target_fpr: opts.target_fpr,
+            train_attacks: ys.iter().filter(|y| **y).count(),
+            train_benign: ys.iter().filter(|y| !**y).count(),
+            validation_attacks: va.iter().filter(|y| **y).count(),
+            validation_benign: va.iter().filter(|y| !**y).count(),
+            note: "logistic regression, class-balanced mini-batch Adam; thresholds chosen on the validation split (max TPR s.t. FPR <= target_fpr, trust-scaled)".into(),
+        },
+    })
+}
+
+/// Trains on corpus records: `records[i]` has embedding `embeddings[i]`; the train split fits,
+/// the validation split picks thresholds; test records are ignored.
+pub fn train_on_corpus(
+    records: &[crate::corpus::CorpusRecord],
+    embeddings: &[Vec<f32>],
+    opts: &TrainOptions,
+) -> Result<Classifier, GuardError> {
+    use crate::corpus::Split;
+    if records.len() != embeddings.len() {
+        return Err(GuardError::Invalid(format!(
+            "{} embeddings for {} records",
+            embeddings.len(),
+            records.len()
+        )));
+    }
+    let mut train_ex = Vec::new();
+    let mut val_ex = Vec::new();
+    for (r, e) in records.iter().zip(embeddings) {
+        if r.split == Split::Test {
+            continue;
+        }
+        let a = crate::guard::Analysis::of(&r.text);
+        let ex = Example {
+            embedding: e,
+            reject_rule: a.reject_hit(),
+            lexical: a.lexical,
+            attack: r.is_attack(),
+            trust: opts.trust.weight(r.source),
+        };
+        if r.split == Split::Train {
+            train_ex.push(ex);
+        } else {
+            val_ex.push(ex);
+        }
+    }
+    train(&train_ex, &val_ex, opts)
+}
+
+fn round6(x: f32) -> f32 {
+    // Keep the JSON small: 6 significant digits are plenty for a linear model.
+    if x == 0.0 || !x.is_finite() {
+        return 0.0;
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let scale = 10f64.powi(5 - mag);
+    ((x as f64 * scale).round() / scale) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_respects_target_fpr() {
+        let probs = [0.9, 0.8, 0.7, 0.2, 0.1, 0.05, 0.75, 0.3];
+        let attack = [true, true, true, false, false, false, false, true];
+        let trust = [1.0; 8];
+        let forced = [false; 8];
+        let (t, tpr, fpr) = choose_threshold(&probs, &attack, &trust, &forced, 0.0);
+        assert_eq!(fpr, 0.0);
+        assert!(t > 0.75 && t <= 0.8, "{t}");
+        assert!((tpr - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fit_separates_a_trivial_problem() {
+        let xs = vec![
+            vec![1.0, 0.0],
+            vec![0.9, 0.1],
+            vec![0.0, 1.0],
+            vec![0.1, 0.9],
+        ];
+        let ys = vec![true, true, false, false];
+        let (w, b) = fit(
+            &xs,
+            &ys,
+            &TrainOptions {
+                epochs: 300,
+                batch_size: 2,
+                learning_rate: 0.05,
+                ..TrainOptions::default()
+            },
+        );
+        let p = |x: &[f32]| sigmoid(b + x[0] * w[0] + x[1] * w[1]);
+        assert!(p(&xs[0]) > 0.8 && p(&xs[2]) < 0.2);
+    }
+}

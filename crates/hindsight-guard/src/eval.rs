@@ -1,0 +1,351 @@
+//! Catch-rate evaluation of the guard on labelled corpus records.
+//!
+//! Detectors compared on the same records:
+//! - `rules`: any Rule/Reject-severity rule hit.
+//! - `classifier-embedding`: the embedding-only head at its validated, trust-scaled threshold
+//!   (only with embeddings).
+//! - `classifier-lexical`: the lexical-only head (the no-embedding fallback) without rule override.
+//! - `combined`: the guard's actual policy (quarantine or reject) with the embeddings given.
+//! - `combined-no-embedding`: the policy when the caller has no embedding (only reported when
+//!   embeddings were given, to show the fallback).
+//!
+//! Rates carry Wilson 95 % intervals. Benign records with planted secrets also measure redaction:
+//! the fraction whose redacted text no longer contains any planted secret value.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::GuardError;
+use crate::classifier::HeadKind;
+use crate::corpus::CorpusRecord;
+use crate::guard::{Analysis, Guard, VerdictKind};
+
+/// A proportion with its Wilson 95 % interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    pub k: usize,
+    pub n: usize,
+    pub rate: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// Wilson score interval at 95 %.
+pub fn wilson(k: usize, n: usize) -> Rate {
+    if n == 0 {
+        return Rate {
+            k,
+            n,
+            rate: 0.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+        };
+    }
+    let z = 1.959_964f64;
+    let nf = n as f64;
+    let p = k as f64 / nf;
+    let denom = 1.0 + z * z / nf;
+    let centre = (p + z * z / (2.0 * nf)) / denom;
+    let half = z * ((p * (1.0 - p) / nf) + z * z / (4.0 * nf * nf)).sqrt() / denom;
+    Rate {
+        k,
+        n,
+        rate: p,
+        ci_low: (centre - half).max(0.0),
+        ci_high: (centre + half).min(1.0),
+    }
+}
+
+/// One detector's numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DetectorReport {
+    pub detector: String,
+    pub catch_rate: Rate,
+    pub catch_by_category: BTreeMap<String, Rate>,
+    pub catch_by_language: BTreeMap<String, Rate>,
+    pub catch_by_style: BTreeMap<String, Rate>,
+    pub fpr_benign: Rate,
+    pub fpr_hard_negative: Rate,
+    pub fpr_by_language: BTreeMap<String, Rate>,
+    /// (TPR + TNR) / 2 over all records.
+    pub balanced_accuracy: f64,
+}
+
+/// Redaction of planted secrets in benign records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RedactionReport {
+    /// Records with planted secrets whose redacted text contains none of them.
+    pub secrets_removed: Rate,
+    /// Benign records without planted secrets that the guard still redacted.
+    pub spurious_redaction: Rate,
+}
+
+/// The full report (serialisable for the eval report).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GuardEvalReport {
+    /// The split(s) evaluated, e.g. `test`.
+    pub split: String,
+    pub records: usize,
+    pub attacks: usize,
+    pub benign: usize,
+    pub hard_negatives: usize,
+    pub embeddings: bool,
+    pub embedding_model: String,
+    /// Base thresholds of the heads (before trust scaling).
+    pub thresholds: BTreeMap<String, f32>,
+    pub detectors: Vec<DetectorReport>,
+    pub redaction: RedactionReport,
+    /// Verdicts of the combined policy.
+    pub verdict_counts: BTreeMap<String, usize>,
+}
+
+#[derive(Default)]
+struct Tally {
+    pos: (usize, usize),
+    neg: (usize, usize),
+    hard: (usize, usize),
+    by_cat: BTreeMap<String, (usize, usize)>,
+    by_lang: BTreeMap<String, (usize, usize)>,
+    by_style: BTreeMap<String, (usize, usize)>,
+    neg_lang: BTreeMap<String, (usize, usize)>,
+}
+
+impl Tally {
+    fn add(&mut self, r: &CorpusRecord, flagged: bool) {
+        let f = usize::from(flagged);
+        let bump = |e: &mut (usize, usize)| {
+            e.0 += f;
+            e.1 += 1;
+        };
+        if r.is_attack() {
+            bump(&mut self.pos);
+            bump(self.by_cat.entry(r.category.clone()).or_default());
+            bump(self.by_lang.entry(r.language.clone()).or_default());
+            bump(self.by_style.entry(r.style.clone()).or_default());
+        } else {
+            bump(&mut self.neg);
+            bump(self.neg_lang.entry(r.language.clone()).or_default());
+            if r.hard_negative {
+                bump(&mut self.hard);
+            }
+        }
+    }
+
+    fn report(self, name: &str) -> DetectorReport {
+        let map = |m: BTreeMap<String, (usize, usize)>| {
+            m.into_iter().map(|(k, (a, n))| (k, wilson(a, n))).collect()
+        };
+        let tpr = wilson(self.pos.0, self.pos.1);
+        let fpr = wilson(self.neg.0, self.neg.1);
+        DetectorReport {
+            detector: name.to_owned(),
+            balanced_accuracy: (tpr.rate + 1.0 - fpr.rate) / 2.0,
+            catch_rate: tpr,
+            catch_by_category: map(self.by_cat),
+            catch_by_language: map(self.by_lang),
+            catch_by_style: map(self.by_style),
+            fpr_benign: fpr,
+            fpr_hard_negative: wilson(self.hard.0, self.hard.1),
+            fpr_by_language: map(self.neg_lang),
+        }
+    }
+}
+
+/// Evaluates `guard` on `records` (normally one split). `embeddings`, when given, must be aligned
+/// with `records` (the embedding of each record's text).
+pub fn evaluate(
+    guard: &Guard,
+    records: &[CorpusRecord],
+    embeddings: Option<&[Vec<f32>]>,
+) -> Result<GuardEvalReport, GuardError> {
+    if let Some(e) = embeddings
+        && e.len() != records.len()
+    {
+        return Err(GuardError::Invalid(format!(
+            "{} embeddings for {} records",
+            e.len(),
+            records.len()
+        )));
+    }
+    let mut rules = Tally::default();
+    let mut cls_emb = Tally::default();
+    let mut cls_lex = Tally::default();
+    let mut combined = Tally::default();
+    let mut combined_noemb = Tally::default();
+    let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut sec_ok, mut sec_n, mut spur, mut spur_n) = (0, 0, 0, 0);
+    let clf = guard.classifier();
+    for (i, r) in records.iter().enumerate() {
+        let emb = embeddings.map(|e| e[i].as_slice());
+        let a = Analysis::of(&r.text);
+        rules.add(r, a.rule_flagged());
+        if let Some(e) = emb {
+            let (p, head) = clf.probability(HeadKind::Embedding, Some(e), &a.lexical);
+            cls_emb.add(
+                r,
+                head == HeadKind::Embedding && p >= guard.threshold(HeadKind::Embedding, r.source),
+            );
+        }
+        let (p, _) = clf.probability(HeadKind::Lexical, None, &a.lexical);
+        cls_lex.add(r, p >= guard.threshold(HeadKind::Lexical, r.source));
+        let v = guard.decide(&r.text, &a, r.source, emb);
+        combined.add(r, v.verdict.is_flagged());
+        *verdicts.entry(v.verdict.as_str().to_owned()).or_default() += 1;
+        if emb.is_some() {
+            let v2 = guard.decide(&r.text, &a, r.source, None);
+            combined_noemb.add(r, v2.verdict.is_flagged());
+        }
+        if !r.is_attack() {
+            let out = v.redacted.clone().unwrap_or_else(|| r.text.clone());
+            if r.secrets.is_empty() {
+                spur_n += 1;
+                if v.verdict == VerdictKind::Redact || v.redacted.is_some() {
+                    spur += 1;
+                }
+            } else {
+                sec_n += 1;
+                if r.secrets.iter().all(|s| !out.contains(s.as_str())) {
+                    sec_ok += 1;
+                }
+            }
+        }
+    }
+    let mut detectors = vec![rules.report("rules")];
+    if embeddings.is_some() {
+        detectors.push(cls_emb.report("classifier-embedding"));
+    }
+    detectors.push(cls_lex.report("classifier-lexical"));
+    detectors.push(combined.report("combined"));
+    if embeddings.is_some() {
+        detectors.push(combined_noemb.report("combined-no-embedding"));
+    }
+    let mut splits: Vec<&str> = records.iter().map(|r| r.split.as_str()).collect();
+    splits.sort();
+    splits.dedup();
+    let thresholds = [
+        ("full", clf.full.threshold),
+        ("lexical", clf.lexical.threshold),
+        ("embedding", clf.embedding.threshold),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), guard.config().threshold_override.unwrap_or(v)))
+    .collect();
+    Ok(GuardEvalReport {
+        split: splits.join("+"),
+        records: records.len(),
+        attacks: records.iter().filter(|r| r.is_attack()).count(),
+        benign: records.iter().filter(|r| !r.is_attack()).count(),
+        hard_negatives: records.iter().filter(|r| r.hard_negative).count(),
+        embeddings: embeddings.is_some(),
+        embedding_model: clf.embedding_model.clone(),
+        thresholds,
+        detectors,
+        redaction: RedactionReport {
+            secrets_removed: wilson(sec_ok, sec_n),
+            spurious_redaction: wilson(spur, spur_n),
+        },
+        verdict_counts: verdicts,
+    })
+}
+
+fn pct(r: &Rate) -> String {
+    format!(
+        "{:.1}% [{:.1}, {:.1}] ({}/{})",
+        100.0 * r.rate,
+        100.0 * r.ci_low,
+        100.0 * r.ci_high,
+        r.k,
+        r.n
+    )
+}
+
+impl GuardEvalReport {
+    /// Markdown tables: overall, per category, per language, per style.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Guard evaluation on split `{}`: {} records ({} attacks, {} benign of which {} hard negatives); embeddings: {}",
+            self.split,
+            self.records,
+            self.attacks,
+            self.benign,
+            self.hard_negatives,
+            if self.embeddings {
+                self.embedding_model.as_str()
+            } else {
+                "none (lexical fallback)"
+            }
+        );
+        let _ = writeln!(
+            s,
+            "\n| detector | catch rate (TPR) | FPR benign | FPR hard negatives | balanced acc. |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|");
+        for d in &self.detectors {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {:.3} |",
+                d.detector,
+                pct(&d.catch_rate),
+                pct(&d.fpr_benign),
+                pct(&d.fpr_hard_negative),
+                d.balanced_accuracy
+            );
+        }
+        type Getter = fn(&DetectorReport) -> &BTreeMap<String, Rate>;
+        let sections: [(&str, Getter); 4] = [
+            ("catch rate by category", |d| &d.catch_by_category),
+            ("catch rate by language", |d| &d.catch_by_language),
+            ("catch rate by style", |d| &d.catch_by_style),
+            ("FPR by language", |d| &d.fpr_by_language),
+        ];
+        for (title, get) in sections {
+            let keys: Vec<&String> = self
+                .detectors
+                .first()
+                .map(|d| get(d).keys().collect())
+                .unwrap_or_default();
+            let _ = writeln!(s, "\n{title}:\n");
+            let _ = write!(s, "| detector |");
+            for k in &keys {
+                let _ = write!(s, " {k} |");
+            }
+            let _ = writeln!(s, "\n|---|{}", "---|".repeat(keys.len()));
+            for d in &self.detectors {
+                let _ = write!(s, "| {} |", d.detector);
+                for k in &keys {
+                    let cell = get(d).get(*k).map(pct).unwrap_or_default();
+                    let _ = write!(s, " {cell} |");
+                }
+                let _ = writeln!(s);
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\nredaction: planted secrets removed {}; benign texts without planted secrets redacted {}",
+            pct(&self.redaction.secrets_removed),
+            pct(&self.redaction.spurious_redaction)
+        );
+        let _ = writeln!(s, "combined verdicts: {:?}", self.verdict_counts);
+        let _ = writeln!(s, "base thresholds: {:?}", self.thresholds);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let r = wilson(95, 100);
+        assert!(r.ci_low < 0.95 && r.ci_high > 0.95);
+        assert!((r.ci_low - 0.888).abs() < 0.01, "{r:?}");
+        let z = wilson(0, 50);
+        assert_eq!(z.ci_low, 0.0);
+        assert!(z.ci_high > 0.0 && z.ci_high < 0.1);
+    }
+}

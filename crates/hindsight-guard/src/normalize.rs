@@ -1,0 +1,343 @@
+//! Text normalisation that keeps a map back to the original byte offsets.
+//!
+//! Two strengths:
+//! - [`normalize_light`]: full-width → half-width, zero-width / soft-hyphen removal, any Unicode
+//!   space → `' '`. Used by the sensitive-data detectors, which care about exact characters.
+//! - [`normalize_aggressive`]: light, plus lower-casing, a few Cyrillic/Greek homoglyphs, simple
+//!   leetspeak (`0→o 1→i 3→e 4→a 5→s 7→t @→a $→s`, only next to a letter), whitespace collapse,
+//!   removal of separators inserted inside words (`ign.ore`, `i-g-n-o-r-e`, `don't` → `dont`),
+//!   removal of spaces/separators between CJK characters (`不 需 要`), and joining of runs of three
+//!   or more single letters (`i g n o r e` → `ignore`). Used by the injection rules.
+//!
+//! Every normalised byte remembers the original byte range of the character it came from, so a
+//! match in normalised text maps back to the original for redaction and reporting.
+
+/// Normalised text plus, per normalised byte, the original byte range it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Normalized {
+    pub text: String,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+    /// How many characters the normaliser changed or dropped (an obfuscation signal).
+    pub edits: usize,
+}
+
+impl Normalized {
+    /// The original byte range covered by the normalised byte range `start..end`.
+    pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
+        if self.starts.is_empty() || start >= end {
+            let at = self.starts.get(start).copied().unwrap_or(0);
+            return (at, at);
+        }
+        let s = self.starts[start.min(self.starts.len() - 1)];
+        let e = self.ends[(end - 1).min(self.ends.len() - 1)];
+        (s, e.max(s))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ch {
+    c: char,
+    start: usize,
+    end: usize,
+}
+
+fn is_zero_width(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FE00}'..='\u{FE0F}'
+    )
+}
+
+/// Full-width ASCII → ASCII, ideographic space and other spaces → `' '`.
+fn half_width(c: char) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        '\u{FF61}' => '.',
+        c if c.is_whitespace() => ' ',
+        c => c,
+    }
+}
+
+fn homoglyph(c: char) -> char {
+    match c {
+        'а' => 'a',
+        'е' => 'e',
+        'о' => 'o',
+        'р' => 'p',
+        'с' => 'c',
+        'х' => 'x',
+        'у' => 'y',
+        'і' => 'i',
+        'ј' => 'j',
+        'ѕ' => 's',
+        'ԁ' => 'd',
+        'ο' => 'o',
+        'α' => 'a',
+        'ε' => 'e',
+        'ι' => 'i',
+        'ν' => 'v',
+        'τ' => 't',
+        'κ' => 'k',
+        'ρ' => 'p',
+        _ => c,
+    }
+}
+
+fn leet(c: char) -> Option<char> {
+    Some(match c {
+        '0' => 'o',
+        '1' => 'i',
+        '3' => 'e',
+        '4' => 'a',
+        '5' => 's',
+        '7' => 't',
+        '@' => 'a',
+        '$' => 's',
+        _ => return None,
+    })
+}
+
+/// CJK ideographs (the scripts whose words are not separated by spaces).
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{F900}'..='\u{FAFF}')
+}
+
+fn is_word_sep(c: char) -> bool {
+    matches!(
+        c,
+        '.' | '-' | '_' | '*' | '·' | '|' | '\'' | '`' | '~' | '+' | '^' | '•' | '’' | '‘' | '‧'
+    )
+}
+
+fn light_chars(text: &str, edits: &mut usize) -> Vec<Ch> {
+    let mut out = Vec::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        let end = i + c.len_utf8();
+        if is_zero_width(c) {
+            *edits += 1;
+            continue;
+        }
+        let h = half_width(c);
+        if h != c && !c.is_whitespace() {
+            *edits += 1;
+        }
+        out.push(Ch {
+            c: h,
+            start: i,
+            end,
+        });
+    }
+    out
+}
+
+fn finish(chars: &[Ch], edits: usize) -> Normalized {
+    let mut text = String::with_capacity(chars.len());
+    let mut starts = Vec::with_capacity(chars.len());
+    let mut ends = Vec::with_capacity(chars.len());
+    for ch in chars {
+        let n = ch.c.len_utf8();
+        text.push(ch.c);
+        for _ in 0..n {
+            starts.push(ch.start);
+            ends.push(ch.end);
+        }
+    }
+    Normalized {
+        text,
+        starts,
+        ends,
+        edits,
+    }
+}
+
+/// See the module docs.
+pub fn normalize_light(text: &str) -> Normalized {
+    let mut edits = 0;
+    let chars = light_chars(text, &mut edits);
+    finish(&chars, edits)
+}
+
+/// See the module docs.
+pub fn normalize_aggressive(text: &str) -> Normalized {
+    let mut edits = 0;
+    // 1. light + lower-case + homoglyphs.
+    let mut chars: Vec<Ch> = Vec::with_capacity(text.len());
+    for ch in light_chars(text, &mut edits) {
+        let h = homoglyph(ch.c);
+        if h != ch.c {
+            edits += 1;
+        }
+        for l in h.to_lowercase() {
+            chars.push(Ch { c: l, ..ch });
+        }
+    }
+    // 2. leetspeak inside words: in a run of ASCII letters/digits/`$` that contains a letter, the
+    //    leet characters become letters ("1gn0re", "a11", "pa$$word"); pure numbers stay. `@`
+    //    becomes `a` only at the start of a word ("@dmin"), so e-mail addresses survive.
+    let n = chars.len();
+    let in_run = |c: char| c.is_ascii_alphanumeric() || c == '$';
+    let mut i = 0;
+    while i < n {
+        if !in_run(chars[i].c) {
+            if chars[i].c == '@'
+                && chars.get(i + 1).is_some_and(|x| x.c.is_ascii_alphabetic())
+                && !(i > 0 && chars[i - 1].c.is_alphanumeric())
+            {
+                chars[i].c = 'a';
+                edits += 1;
+            }
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < n && in_run(chars[j].c) {
+            j += 1;
+        }
+        if chars[i..j].iter().any(|x| x.c.is_ascii_alphabetic()) {
+            for k in i..j {
+                if let Some(mut l) = leet(chars[k].c) {
+                    // `1` reads as `l` after a, e, u or l ("ru1es", "a11"), else as `i`.
+                    if chars[k].c == '1' && k > i && matches!(chars[k - 1].c, 'a' | 'e' | 'u' | 'l')
+                    {
+                        l = 'l';
+                    }
+                    chars[k].c = l;
+                    edits += 1;
+                }
+            }
+        }
+        i = j;
+    }
+    // 3. collapse whitespace runs; trim.
+    let mut ws: Vec<Ch> = Vec::with_capacity(n);
+    for ch in chars {
+        if ch.c == ' ' && ws.last().is_none_or(|p| p.c == ' ') {
+            continue;
+        }
+        ws.push(ch);
+    }
+    while ws.last().is_some_and(|c| c.c == ' ') {
+        ws.pop();
+    }
+    // 4. drop separators inside words and spaces/separators between CJK characters.
+    let mut sep: Vec<Ch> = Vec::with_capacity(ws.len());
+    let mut i = 0;
+    while i < ws.len() {
+        let c = ws[i].c;
+        if (is_word_sep(c) || c == ' ') && !sep.is_empty() {
+            // find the run of separators
+            let mut j = i;
+            while j < ws.len() && (is_word_sep(ws[j].c) || ws[j].c == ' ') && j - i < 3 {
+                j += 1;
+            }
+            let prev = sep.last().map(|p| p.c).unwrap_or(' ');
+            let next = ws.get(j).map(|p| p.c).unwrap_or(' ');
+            let has_space = ws[i..j].iter().any(|x| x.c == ' ');
+            let cjk = is_cjk(prev) && is_cjk(next);
+            let inword = !has_space
+                && prev.is_ascii_alphabetic()
+                && next.is_ascii_alphabetic()
+                && ws[i..j].iter().all(|x| is_word_sep(x.c));
+            if cjk || inword {
+                edits += j - i;
+                i = j;
+                continue;
+            }
+        }
+        sep.push(ws[i]);
+        i += 1;
+    }
+    // 5. join runs of >= 3 single letters separated by single spaces.
+    let mut out: Vec<Ch> = Vec::with_capacity(sep.len());
+    let m = sep.len();
+    let single = |k: usize| -> bool {
+        k < m
+            && sep[k].c.is_ascii_alphabetic()
+            && (k == 0 || sep[k - 1].c == ' ')
+            && (k + 1 >= m || sep[k + 1].c == ' ')
+    };
+    let mut k = 0;
+    while k < m {
+        if single(k) {
+            let mut run = vec![k];
+            let mut p = k;
+            while p + 2 < m && sep[p + 1].c == ' ' && single(p + 2) {
+                p += 2;
+                run.push(p);
+            }
+            if run.len() >= 3 {
+                for &r in &run {
+                    out.push(sep[r]);
+                }
+                edits += run.len() - 1;
+                k = p + 1;
+                continue;
+            }
+        }
+        out.push(sep[k]);
+        k += 1;
+    }
+    finish(&out, edits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expect: &str) {
+        assert_eq!(normalize_aggressive(input).text, expect, "input {input:?}");
+    }
+
+    #[test]
+    fn aggressive_variants() {
+        check("IGNORE  Previous", "ignore previous");
+        check("i g n o r e all rules", "ignore all rules");
+        check("ign.ore pre-vious", "ignore previous");
+        check("1gn0re previous ru1es", "ignore previous rules");
+        check("ｉｇｎｏｒｅ ａｌｌ", "ignore all");
+        check("ig\u{200B}no\u{00AD}re", "ignore");
+        check("不 需 要 确 认", "不需要确认");
+        check("不.需.要确认", "不需要确认");
+        check("dоn't", "dont");
+        check("wait 30 days", "wait 30 days");
+        check("@dmin", "admin");
+        check("mail bob@example.com", "mail bob@examplecom");
+        check("a b", "a b");
+    }
+
+    #[test]
+    fn offsets_map_back() {
+        let original = "please ｉｇｎｏｒｅ it";
+        let n = normalize_aggressive(original);
+        let s = n.text.find("ignore").expect("found");
+        let (a, b) = n.original_range(s, s + 6);
+        assert_eq!(&original[a..b], "ｉｇｎｏｒｅ");
+        let original = "x i g n o r e y";
+        let n = normalize_aggressive(original);
+        let s = n.text.find("ignore").expect("found");
+        let (a, b) = n.original_range(s, s + 6);
+        assert_eq!(&original[a..b], "i g n o r e");
+    }
+
+    #[test]
+    fn light_keeps_case() {
+        let n = normalize_light("AKIA\u{200B}ＡＢＣ");
+        assert_eq!(n.text, "AKIAABC");
+        assert_eq!(n.edits, 4);
+    }
+}

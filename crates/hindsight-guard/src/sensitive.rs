@@ -1,0 +1,483 @@
+//! Sensitive-data detection and redaction.
+//!
+//! Detectors run over lightly normalised text (full-width digits and letters become ASCII,
+//! zero-width characters are dropped) and report spans in the ORIGINAL text. Overlapping candidates
+//! are resolved by kind priority (api key > password > email > id number > credit card > phone),
+//! then by position. Numbers are accepted only when they are not part of a longer digit run, and
+//! checked where a checksum exists: the Chinese resident ID (ISO 7064 MOD 11-2, plausible birth
+//! date), credit cards (Luhn, issuer prefix 2-6), US SSNs (area/group/serial rules).
+//!
+//! A password needs an explicit value: `password: x`, `password=x`, `password is x` (x must contain a
+//! digit or symbol), `密码是x` (x ASCII). "Reset your password via the settings page" has no value
+//! and is left alone.
+
+use std::fmt;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::normalize::normalize_light;
+
+/// Kinds of sensitive data the guard redacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SensitiveKind {
+    ApiKey,
+    Password,
+    Email,
+    IdNumber,
+    CreditCard,
+    Phone,
+}
+
+impl SensitiveKind {
+    pub const ALL: &'static [SensitiveKind] = &[
+        SensitiveKind::ApiKey,
+        SensitiveKind::Password,
+        SensitiveKind::Email,
+        SensitiveKind::IdNumber,
+        SensitiveKind::CreditCard,
+        SensitiveKind::Phone,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SensitiveKind::ApiKey => "api_key",
+            SensitiveKind::Password => "password",
+            SensitiveKind::Email => "email",
+            SensitiveKind::IdNumber => "id_number",
+            SensitiveKind::CreditCard => "credit_card",
+            SensitiveKind::Phone => "phone",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SensitiveKind> {
+        SensitiveKind::ALL.iter().copied().find(|k| k.as_str() == s)
+    }
+
+    /// The placeholder that replaces a span of this kind.
+    pub fn placeholder(self) -> String {
+        format!("[REDACTED:{}]", self.as_str())
+    }
+}
+
+impl fmt::Display for SensitiveKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One sensitive span, byte offsets into the original text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SensitiveSpan {
+    pub kind: SensitiveKind,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Check {
+    None,
+    /// The char before and after must not be an ASCII letter/digit.
+    AlnumBounded,
+    /// The char before and after must not be an ASCII digit.
+    DigitBounded,
+    CnId,
+    Luhn,
+    Ssn,
+    PhoneDigits,
+    /// `password is X`: X must contain a digit or symbol.
+    HasDigitOrSymbol,
+    /// The value must contain a digit.
+    HasDigit,
+}
+
+struct Detector {
+    kind: SensitiveKind,
+    re: Regex,
+    check: Check,
+}
+
+fn re(p: &str) -> Regex {
+    #[allow(clippy::expect_used)]
+    Regex::new(p).expect("static sensitive-data pattern compiles")
+}
+
+static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
+    use Check::*;
+    use SensitiveKind::*;
+    let d = |kind, p: &str, check| Detector {
+        kind,
+        re: re(p),
+        check,
+    };
+    vec![
+        d(
+            ApiKey,
+            r"sk-(?:proj-|live-|test-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}",
+            AlnumBounded,
+        ),
+        d(ApiKey, r"(?:AKIA|ASIA)[0-9A-Z]{16}", AlnumBounded),
+        d(
+            ApiKey,
+            r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
+            AlnumBounded,
+        ),
+        d(ApiKey, r"xox[abprs]-[A-Za-z0-9\-]{10,}", AlnumBounded),
+        d(ApiKey, r"AIza[0-9A-Za-z_\-]{35}", AlnumBounded),
+        d(
+            ApiKey,
+            r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+            AlnumBounded,
+        ),
+        d(
+            ApiKey,
+            r"(?i:bearer)\s+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)",
+            None,
+        ),
+        d(
+            ApiKey,
+            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?\s*(?:[:=：]|is|是|为)\s*["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
+            HasDigit,
+        ),
+        d(
+            Password,
+            r#"(?i:password|passwd|pwd|passcode|passphrase|pass phrase|pin code|wifi key)\s*[:=：]\s*["'“]?(?P<v>[^\s"'”,，。;；]{3,64})"#,
+            None,
+        ),
+        d(
+            Password,
+            r#"(?i:password|passwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
+            HasDigitOrSymbol,
+        ),
+        d(
+            Password,
+            r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
+            None,
+        ),
+        d(
+            Email,
+            r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
+            None,
+        ),
+        d(
+            IdNumber,
+            r"[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]",
+            CnId,
+        ),
+        d(IdNumber, r"\d{3}-\d{2}-\d{4}", Ssn),
+        d(
+            CreditCard,
+            r"\d{4}(?:[ \-]?\d{4}){3}|\d{4}[ \-]?\d{6}[ \-]?\d{5}",
+            Luhn,
+        ),
+        d(
+            Phone,
+            r"(?:\+?86[\- ]?)?1[3-9]\d[\- ]?\d{4}[\- ]?\d{4}",
+            DigitBounded,
+        ),
+        d(
+            Phone,
+            r"\+\d{1,3}[ \-]?(?:\(\d{1,4}\)[ \-]?)?\d{1,4}(?:[ \-]?\d{2,4}){1,4}",
+            PhoneDigits,
+        ),
+        d(
+            Phone,
+            r"\(\d{3}\)\s?\d{3}[\-. ]\d{4}|\d{3}[\-.]\d{3}[\-.]\d{4}",
+            DigitBounded,
+        ),
+    ]
+});
+
+/// Valid 18-digit Chinese resident ID checksum (ISO 7064 MOD 11-2).
+pub fn cn_id_checksum_ok(id: &str) -> bool {
+    const W: [u32; 17] = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+    const C: [char; 11] = ['1', '0', 'X', '9', '8', '7', '6', '5', '4', '3', '2'];
+    let chars: Vec<char> = id.chars().collect();
+    if chars.len() != 18 {
+        return false;
+    }
+    let mut sum = 0;
+    for (i, w) in W.iter().enumerate() {
+        let Some(d) = chars[i].to_digit(10) else {
+            return false;
+        };
+        sum += d * w;
+    }
+    chars[17].to_ascii_uppercase() == C[(sum % 11) as usize]
+}
+
+/// Luhn check over the digits of `s` (other characters ignored).
+pub fn luhn_ok(s: &str) -> bool {
+    let digits: Vec<u32> = s.chars().filter_map(|c| c.to_digit(10)).collect();
+    if digits.len() < 2 {
+        return false;
+    }
+    let mut sum = 0;
+    for (i, d) in digits.iter().rev().enumerate() {
+        let mut d = *d;
+        if i % 2 == 1 {
+            d *= 2;
+            if d > 9 {
+                d -= 9;
+            }
+        }
+        sum += d;
+    }
+    sum % 10 == 0
+}
+
+fn ssn_ok(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    if parts.len() != 3 {
+        return false;
+    }
+    let (a, g, n) = (parts[0], parts[1], parts[2]);
+    !(a == "000" || a == "666" || a.starts_with('9') || g == "00" || n == "0000")
+}
+
+fn prev_char(text: &str, at: usize) -> Option<char> {
+    text[..at].chars().next_back()
+}
+
+fn next_char(text: &str, at: usize) -> Option<char> {
+    text[at..].chars().next()
+}
+
+fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bool {
+    let digit_bounded = || {
+        !prev_char(text, start).is_some_and(|c| c.is_ascii_digit())
+            && !next_char(text, end).is_some_and(|c| c.is_ascii_digit())
+    };
+    match check {
+        Check::None => true,
+        Check::AlnumBounded => {
+            !prev_char(text, start).is_some_and(|c| c.is_ascii_alphanumeric())
+                && !next_char(text, end).is_some_and(|c| c.is_ascii_alphanumeric())
+        }
+        Check::DigitBounded => digit_bounded(),
+        Check::CnId => {
+            digit_bounded()
+                && !next_char(text, end).is_some_and(|c| c.is_ascii_alphanumeric())
+                && cn_id_checksum_ok(value)
+        }
+        Check::Ssn => digit_bounded() && ssn_ok(value),
+        Check::Luhn => {
+            let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+            digit_bounded()
+                && (13..=19).contains(&digits.len())
+                && matches!(digits.as_bytes()[0], b'2'..=b'6')
+                && !digits.bytes().all(|b| b == digits.as_bytes()[0])
+                && luhn_ok(&digits)
+        }
+        Check::PhoneDigits => {
+            let n = value.chars().filter(char::is_ascii_digit).count();
+            digit_bounded() && (8..=15).contains(&n)
+        }
+        Check::HasDigitOrSymbol => value
+            .chars()
+            .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.')),
+        Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
+    }
+}
+
+/// Finds sensitive spans in `text` (see the module docs). Spans are sorted and non-overlapping.
+pub fn find_sensitive(text: &str) -> Vec<SensitiveSpan> {
+    let norm = normalize_light(text);
+    let t = norm.text.as_str();
+    let mut candidates: Vec<(usize, SensitiveSpan)> = Vec::new();
+    for det in DETECTORS.iter() {
+        let prio = det.kind as usize;
+        for caps in det.re.captures_iter(t) {
+            let Some(whole) = caps.get(0) else { continue };
+            let m = caps.name("v").unwrap_or(whole);
+            if !passes(det.check, t, m.start(), m.end(), m.as_str()) {
+                continue;
+            }
+            let (start, end) = norm.original_range(m.start(), m.end());
+            if start < end {
+                candidates.push((
+                    prio,
+                    SensitiveSpan {
+                        kind: det.kind,
+                        start,
+                        end,
+                    },
+                ));
+            }
+        }
+    }
+    candidates.sort_by_key(|(p, s)| (*p, s.start, std::cmp::Reverse(s.end)));
+    let mut accepted: Vec<SensitiveSpan> = Vec::new();
+    for (_, s) in candidates {
+        if accepted
+            .iter()
+            .all(|a| s.end <= a.start || s.start >= a.end)
+        {
+            accepted.push(s);
+        }
+    }
+    accepted.sort_by_key(|s| (s.start, s.end));
+    accepted
+}
+
+/// Replaces each span with its `[REDACTED:kind]` placeholder. Spans must be sorted and
+/// non-overlapping (as [`find_sensitive`] returns them); others are skipped.
+pub fn redact(text: &str, spans: &[SensitiveSpan]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for s in spans {
+        if s.start < at || s.end > text.len() || s.start > s.end {
+            continue;
+        }
+        out.push_str(&text[at..s.start]);
+        out.push_str(&s.kind.placeholder());
+        at = s.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `expect`: (kind, exact original substring) of every span.
+    fn check(input: &str, expect: &[(SensitiveKind, &str)]) {
+        let spans = find_sensitive(input);
+        let got: Vec<(SensitiveKind, &str)> = spans
+            .iter()
+            .map(|s| (s.kind, &input[s.start..s.end]))
+            .collect();
+        assert_eq!(got, expect, "input {input:?}");
+    }
+
+    use SensitiveKind::*;
+
+    #[test]
+    fn api_keys_and_tokens() {
+        check(
+            "my key is sk-proj-abcdefghij0123456789XYZ ok",
+            &[(ApiKey, "sk-proj-abcdefghij0123456789XYZ")],
+        );
+        check("AKIAIOSFODNN7EXAMPLE", &[(ApiKey, "AKIAIOSFODNN7EXAMPLE")]);
+        check(
+            "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            &[(ApiKey, "ghp_abcdefghijklmnopqrstuvwxyz0123456789")],
+        );
+        check(
+            "Authorization: Bearer abcDEF0123456789xyzXYZ",
+            &[(ApiKey, "abcDEF0123456789xyzXYZ")],
+        );
+        check(
+            "api_key=3f9a1c0e7b2d4a6f8e0c1b3d5f7a9c2e",
+            &[(ApiKey, "3f9a1c0e7b2d4a6f8e0c1b3d5f7a9c2e")],
+        );
+        check("the token bucket refills every second", &[]);
+    }
+
+    #[test]
+    fn passwords() {
+        check("wifi password: hunter2!", &[(Password, "hunter2!")]);
+        check("The password is Tr0ub4dor&3", &[(Password, "Tr0ub4dor&3")]);
+        check("邮箱密码是Abc12345，别外传", &[(Password, "Abc12345")]);
+        check("Reset your password via the settings page.", &[]);
+        check("The password is required for login.", &[]);
+        check("密码是要定期更换的", &[]);
+    }
+
+    #[test]
+    fn emails_and_phones() {
+        check(
+            "mail alice.w@example.co.uk now",
+            &[(Email, "alice.w@example.co.uk")],
+        );
+        check("手机13812345678联系", &[(Phone, "13812345678")]);
+        check("call +1 415-555-0132 today", &[(Phone, "+1 415-555-0132")]);
+        check("call (415) 555-0132", &[(Phone, "(415) 555-0132")]);
+        check("order 2024-01-15 shipped", &[]);
+        check("id 138123456789012", &[]);
+    }
+
+    #[test]
+    fn id_numbers_and_cards() {
+        // 11010519491231002X is the standard published example with a valid checksum.
+        check(
+            "身份证11010519491231002X",
+            &[(IdNumber, "11010519491231002X")],
+        );
+        check("身份证110105194912310021", &[]);
+        check("SSN 123-45-6789", &[(IdNumber, "123-45-6789")]);
+        check("SSN 666-45-6789", &[]);
+        check(
+            "card 4111 1111 1111 1111 exp",
+            &[(CreditCard, "4111 1111 1111 1111")],
+        );
+        check("card 4111 1111 1111 1112 exp", &[]);
+    }
+
+    #[test]
+    fn checksums() {
+        assert!(cn_id_checksum_ok("11010519491231002X"));
+        assert!(!cn_id_checksum_ok("110105194912310020"));
+        assert!(luhn_ok("4111111111111111"));
+        assert!(luhn_ok("79927398713"));
+        assert!(!luhn_ok("79927398710"));
+    }
+
+    #[test]
+    fn full_width_and_zero_width_are_seen_through() {
+        let text = "号码１３８１２３４５６７８";
+        let spans = find_sensitive(text);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(
+            &text[spans[0].start..spans[0].end],
+            "１３８１２３４５６７８"
+        );
+        let text = "key sk-abc\u{200B}defghijklmnop0123";
+        let red = redact(text, &find_sensitive(text));
+        assert_eq!(red, "key [REDACTED:api_key]");
+    }
+
+    #[test]
+    fn redaction_offsets() {
+        let text = "联系 bob@example.com 或 13912345678。";
+        let spans = find_sensitive(text);
+        assert_eq!(
+            redact(text, &spans),
+            "联系 [REDACTED:email] 或 [REDACTED:phone]。"
+        );
+    }
+
+    fn secret() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{3,8}\\.[a-z]{2,6}@[a-z]{3,8}\\.(com|org|cn)",
+            "1[3-9][0-9]{9}",
+            "sk-[A-Za-z0-9]{20,30}",
+            "AKIA[0-9A-Z]{16}",
+            "ghp_[A-Za-z0-9]{36}",
+            Just("4111 1111 1111 1111".to_owned()),
+            Just("11010519491231002X".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn redaction_never_panics(s in "\\PC{0,200}") {
+            let spans = find_sensitive(&s);
+            let _ = redact(&s, &spans);
+            for w in spans.windows(2) {
+                prop_assert!(w[0].end <= w[1].start);
+            }
+        }
+
+        #[test]
+        fn redaction_removes_the_secret(pre in "\\PC{0,40}", post in "\\PC{0,40}", sec in secret()) {
+            let text = format!("{pre} {sec} {post}");
+            let red = redact(&text, &find_sensitive(&text));
+            prop_assert!(!red.contains(&sec), "{text:?} -> {red:?}");
+        }
+    }
+}
