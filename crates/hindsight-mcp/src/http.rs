@@ -1,0 +1,153 @@
+//! Streamable HTTP transport: `POST /mcp` (stateless, JSON responses) behind bearer-token auth,
+//! plus an unauthenticated `GET /healthz`.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use hindsight_core::Error;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tracing::{info, warn};
+
+use crate::auth::{Access, AuthConfig};
+use crate::server::{HindsightMcp, ServerState};
+
+/// How the HTTP server authenticates.
+#[derive(Clone, Debug)]
+pub enum HttpAuth {
+    /// Bearer tokens from an [`AuthConfig`]; anything else gets 401.
+    Tokens(Arc<AuthConfig>),
+    /// No authentication: every request may use every namespace (tests, local benchmarks).
+    Disabled,
+}
+
+/// How long shutdown waits for in-flight requests before giving up on them.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The axum router: `/mcp` (auth-protected MCP endpoint) and `/healthz`.
+pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
+    let prototype = HindsightMcp::new(state.clone(), Access::none());
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None);
+    let mcp = StreamableHttpService::new(
+        move || Ok(prototype.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let protected = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(Arc::new(auth), authenticate));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .with_state(state)
+        .merge(protected)
+}
+
+async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut req: Request, next: Next) -> Response {
+    let access = match auth.as_ref() {
+        HttpAuth::Disabled => Access::unrestricted(),
+        HttpAuth::Tokens(cfg) => {
+            let presented = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| {
+                    let (scheme, token) = v.trim().split_once(' ')?;
+                    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+                });
+            match presented.and_then(|t| cfg.authenticate(t)) {
+                Some(a) => a.clone(),
+                None => {
+                    let why = if presented.is_some() {
+                        "unknown bearer token"
+                    } else {
+                        "missing bearer token"
+                    };
+                    warn!(why, path = %req.uri().path(), "rejected HTTP request");
+                    return unauthorized(why);
+                }
+            }
+        }
+    };
+    req.extensions_mut().insert(access);
+    next.run(req).await
+}
+
+fn unauthorized(why: &str) -> Response {
+    let mut resp = (
+        StatusCode::UNAUTHORIZED,
+        axum::Json(json!({ "error": "unauthorized", "message": why })),
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"hindsight\""),
+    );
+    resp
+}
+
+async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
+    match state.store().stats().await {
+        Ok(s) => axum::Json(json!({
+            "status": "ok",
+            "backend": state.store().backend_name(),
+            "embedder": state.engine().embedder().space().to_string(),
+            "memories": s.memories,
+            "active": s.active,
+            "namespaces": s.namespaces,
+            "in_flight": state.in_flight(),
+        }))
+        .into_response(),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({ "status": "error", "message": e.message })),
+        )
+            .into_response(),
+    }
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, lets in-flight requests finish
+/// (at most [`DRAIN_TIMEOUT`]) and flushes the store.
+pub async fn serve_http(
+    state: Arc<ServerState>,
+    listener: TcpListener,
+    auth: HttpAuth,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let addr: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| Error::backend(format!("listener address: {e}")))?;
+    let app = router(state.clone(), auth);
+    info!(%addr, "MCP server listening over streamable HTTP");
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
+    shutdown.await;
+    info!("shutdown requested: no new connections; draining in-flight requests");
+    let _ = stop_tx.send(());
+    match tokio::time::timeout(DRAIN_TIMEOUT, server).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => warn!(error = %e, "HTTP server ended with an error"),
+        Ok(Err(e)) => warn!(error = %e, "HTTP server task failed"),
+        Err(_) => warn!("HTTP connections still open after the drain timeout"),
+    }
+    state.drain_and_flush(DRAIN_TIMEOUT).await?;
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! In-process HTTP round trips against the axum app: bearer auth (401 before MCP), namespace
+//! grants, tool calls with structured results, error mapping, /healthz, and graceful shutdown.
+//! Uses the test-only hash embedder: this checks the protocol, not retrieval quality.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hindsight_core::Store;
+use hindsight_embed::{Embedder, HashEmbedder};
+use hindsight_engine::{Engine, InProcessWorkingMemory};
+use hindsight_mcp::{AuthConfig, HttpAuth, ServerOptions, ServerState, serve_http};
+use hindsight_reflect::Reflector;
+use hindsight_store_sqlite::SqliteStore;
+use serde_json::{Value, json};
+
+const AUTH: &str = r#"
+[[token]]
+name = "a"
+token = "tok-a"
+namespaces = ["a"]
+write = true
+
+[[token]]
+name = "reader"
+token = "tok-r"
+namespaces = ["a", "b"]
+"#;
+
+struct Harness {
+    url: String,
+    base: String,
+    http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), hindsight_core::Error>>,
+    store: Arc<dyn Store>,
+}
+
+async fn start() -> Harness {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64).expect("hash embedder"));
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_in_memory(embedder.space())
+            .await
+            .expect("in-memory store"),
+    );
+    let engine = Arc::new(
+        Engine::builder(store.clone(), embedder)
+            .build()
+            .expect("engine"),
+    );
+    let state = Arc::new(ServerState::new(
+        engine,
+        Arc::new(InProcessWorkingMemory::new()),
+        Reflector::rules(),
+        ServerOptions::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let auth = HttpAuth::Tokens(Arc::new(AuthConfig::parse(AUTH).expect("auth config")));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(serve_http(state, listener, auth, async move {
+        let _ = rx.await;
+    }));
+    Harness {
+        url: format!("http://{addr}/mcp"),
+        base: format!("http://{addr}"),
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client"),
+        stop: Some(tx),
+        task,
+        store,
+    }
+}
+
+impl Harness {
+    async fn rpc(&self, token: Option<&str>, body: Value) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.expect("send");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, v)
+    }
+
+    /// A tools/call; returns the JSON-RPC response object.
+    async fn call(&self, token: &str, tool: &str, args: Value) -> Value {
+        let (status, v) = self
+            .rpc(
+                Some(token),
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": {"name": tool, "arguments": args}}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+
+    /// A tools/call that must succeed; returns structuredContent.
+    async fn ok(&self, token: &str, tool: &str, args: Value) -> Value {
+        let v = self.call(token, tool, args).await;
+        let result = &v["result"];
+        assert_eq!(result["isError"], json!(false), "{tool}: {v}");
+        result["structuredContent"].clone()
+    }
+
+    /// A tools/call that must fail with a JSON-RPC error; returns (code, message).
+    async fn err(&self, token: &str, tool: &str, args: Value) -> (i64, String) {
+        let v = self.call(token, tool, args).await;
+        let e = &v["error"];
+        assert!(e.is_object(), "{tool}: expected an error, got {v}");
+        (
+            e["code"].as_i64().expect("code"),
+            e["message"].as_str().expect("message").to_owned(),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_round_trip_auth_tools_errors_and_shutdown() {
+    let mut h = start().await;
+
+    // 401 before any MCP processing
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}});
+    assert_eq!(h.rpc(None, init.clone()).await.0, 401);
+    assert_eq!(h.rpc(Some("nope"), init.clone()).await.0, 401);
+    let (status, v) = h.rpc(Some("tok-a"), init).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"]["serverInfo"]["name"], "hindsight");
+
+    // tools/list without a handshake (stateless server)
+    let (_, v) = h
+        .rpc(
+            Some("tok-a"),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
+    let names: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    assert!(names.contains(&"reflect_and_store") && names.contains(&"working_memory_clear"));
+
+    // store + search in the token's default namespace
+    let stored = h
+        .ok(
+            "tok-a",
+            "memory_store",
+            json!({"content": "Deploys are frozen on Fridays.", "tags": ["ops"]}),
+        )
+        .await;
+    assert_eq!(stored["namespace"], "a");
+    let id = stored["id"].as_str().expect("id").to_owned();
+    let found = h
+        .ok(
+            "tok-a",
+            "memory_search",
+            json!({"query": "are deploys frozen on fridays", "explain": true}),
+        )
+        .await;
+    assert_eq!(found["hits"][0]["id"], id.as_str(), "{found}");
+    assert!(
+        found["hits"][0]["explanation"]["paths"].is_array(),
+        "{found}"
+    );
+
+    // reader: may read a and b, may not write; token a may not read b
+    let r = h
+        .ok(
+            "tok-r",
+            "memory_search",
+            json!({"namespace": "a", "query": "deploys fridays"}),
+        )
+        .await;
+    assert_eq!(r["count"], 1);
+    let (code, msg) = h
+        .err(
+            "tok-r",
+            "memory_store",
+            json!({"namespace": "a", "content": "x"}),
+        )
+        .await;
+    assert_eq!((code, msg.contains("read-only")), (-32001, true), "{msg}");
+    let (code, msg) = h
+        .err(
+            "tok-a",
+            "memory_search",
+            json!({"namespace": "b", "query": "x"}),
+        )
+        .await;
+    assert_eq!(code, -32001, "{msg}");
+    let empty_b = h
+        .ok(
+            "tok-r",
+            "memory_search",
+            json!({"namespace": "b", "query": "deploys fridays"}),
+        )
+        .await;
+    assert_eq!(empty_b["count"], 0, "namespace b must not see a's memory");
+
+    // bad input: each reported, server keeps serving, nothing lost
+    let v = h.call("tok-a", "memory_store", json!({"tags": []})).await;
+    assert_eq!(v["result"]["isError"], json!(true), "{v}");
+    assert!(v.to_string().contains("missing field `content`"), "{v}");
+    let (code, msg) = h.err("tok-a", "no_such_tool", json!({})).await;
+    assert_eq!(code, -32602, "{msg}");
+    let (code, msg) = h
+        .err(
+            "tok-a",
+            "memory_store",
+            json!({"content": "z".repeat(8001)}),
+        )
+        .await;
+    assert!(
+        code == -32602 && msg.contains("exceeds the limit of 8000"),
+        "{code} {msg}"
+    );
+    let (code, _) = h
+        .err(
+            "tok-a",
+            "memory_feedback",
+            json!({"id": "missing", "useful": true}),
+        )
+        .await;
+    assert_eq!(code, -32002);
+    let (code, msg) = h
+        .err(
+            "tok-a",
+            "memory_search",
+            json!({"query": "x", "filters": {"created_after": "soon"}}),
+        )
+        .await;
+    assert!(code == -32602 && msg.contains("created_after"), "{msg}");
+
+    // reflection of an aborted task becomes a warning
+    let ep = h
+        .ok(
+            "tok-a",
+            "reflect_and_store",
+            json!({
+            "goal": "查询订单 ORD-1 的物流状态", "steps": ["调用物流接口", "接口超时"],
+            "outcome": "aborted", "entities": {"order_id": "ORD-1"}}),
+        )
+        .await;
+    assert_eq!(
+        (ep["kind"].as_str(), ep["task_type"].as_str()),
+        (Some("warning"), Some("query")),
+        "{ep}"
+    );
+    assert!(
+        ep["lesson"].as_str().expect("lesson").contains("中止"),
+        "{ep}"
+    );
+
+    // health
+    let health: Value = h
+        .http
+        .get(format!("{}/healthz", h.base))
+        .send()
+        .await
+        .expect("healthz")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["memories"], 2, "{health}");
+
+    // graceful shutdown: stop accepting, flush, return Ok
+    let _ = h.stop.take().expect("stop").send(());
+    tokio::time::timeout(Duration::from_secs(60), &mut h.task)
+        .await
+        .expect("shutdown finished")
+        .expect("join")
+        .expect("serve_http ok");
+    assert!(
+        h.http
+            .get(format!("{}/healthz", h.base))
+            .send()
+            .await
+            .is_err()
+    );
+    assert_eq!(h.store.stats().await.expect("stats").memories, 2);
+}
