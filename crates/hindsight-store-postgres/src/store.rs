@@ -1,0 +1,928 @@
+//! [`PostgresStore`]: connecting, the ANN index and the [`Store`] implementation.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use hindsight_core::{
+    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
+    PathHits, Result, Status, Store, StoreStats, StructuredQuery,
+};
+use pgvector::Vector;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::types::Json;
+use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder, Row, Transaction};
+
+use crate::codec::{
+    MEMORY_COLUMNS, content_hash, db_err, memory_from_row, push_filter, to_nanos, tsquery_literal,
+    tsvector_literal,
+};
+use crate::schema::AnnIndex;
+use crate::schema::{prepare, validate_schema_name, version_tuple};
+
+/// Rows per multi-row INSERT in `insert_batch` (23 parameters each; PostgreSQL allows 65535).
+const BATCH_ROWS: usize = 500;
+/// Build an IVFFlat index only from this many rows on (k-means on fewer is not worth it).
+const IVFFLAT_MIN_ROWS: i64 = 1_000;
+/// pgvector's upper bound for `hnsw.ef_search`.
+const MAX_EF_SEARCH: usize = 1_000;
+
+/// What to do with an exact duplicate (same namespace, kind and index text as an active memory)
+/// written through [`Store::insert`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactDuplicates {
+    /// A unique index refuses it with [`ErrorKind::Conflict`], even from concurrent writers in
+    /// different processes (the engine's in-process dedup lock cannot see those). The default.
+    #[default]
+    Reject,
+    /// Stored like any other memory (the bare `Store` contract; the conformance suite runs so).
+    Allow,
+}
+
+/// Where and how to open a [`PostgresStore`].
+#[derive(Clone, Debug)]
+pub struct PgConfig {
+    /// `postgres://user@host:port/db` (any libpq-style URL sqlx accepts).
+    pub url: String,
+    /// The schema holding this store's tables (created if missing); one store per schema.
+    pub schema: String,
+    pub exact_duplicates: ExactDuplicates,
+    /// Pool size.
+    pub max_connections: u32,
+    /// Force an ANN index kind instead of choosing from the pgvector version (tests).
+    pub ann: Option<AnnIndex>,
+}
+
+impl PgConfig {
+    /// The default schema name used by the CLI.
+    pub const DEFAULT_SCHEMA: &'static str = "hindsight";
+
+    pub fn new(url: impl Into<String>) -> Self {
+        PgConfig {
+            url: url.into(),
+            schema: Self::DEFAULT_SCHEMA.to_owned(),
+            exact_duplicates: ExactDuplicates::Reject,
+            max_connections: 8,
+            ann: None,
+        }
+    }
+
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    pub fn exact_duplicates(mut self, policy: ExactDuplicates) -> Self {
+        self.exact_duplicates = policy;
+        self
+    }
+
+    pub fn ann(mut self, ann: AnnIndex) -> Self {
+        self.ann = Some(ann);
+        self
+    }
+}
+
+/// A [`Store`] in one PostgreSQL schema: the database is the only state, so every method is a
+/// few SQL statements and several processes can share a store.
+///
+/// - Vector path: `ORDER BY embedding <=> $q` (cosine distance) served by HNSW (pgvector ≥ 0.5,
+///   with `hnsw.iterative_scan = strict_order` on ≥ 0.8 so filtered queries still fill `k`), or
+///   IVFFlat built by [`PostgresStore::ensure_ann_index`] on older versions.
+/// - Keyword path: a precomputed `tsvector` of hindsight's own tokens, `ts_rank_cd` over an OR of
+///   the query terms.
+/// - Structured path: candidates selected in SQL (case-insensitive entity values, time window,
+///   tag/kind hints), ranked by [`StructuredQuery::score`] like every backend.
+/// - Filters are SQL with the semantics of [`Filter::matches`].
+pub struct PostgresStore {
+    pool: PgPool,
+    space: EmbeddingSpace,
+    schema: String,
+    exact_duplicates: ExactDuplicates,
+    pgvector_version: String,
+    ann: AnnIndex,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("schema", &self.schema)
+            .field("space", &self.space)
+            .field("pgvector", &self.pgvector_version)
+            .field("ann", &self.ann)
+            .field("exact_duplicates", &self.exact_duplicates)
+            .finish_non_exhaustive()
+    }
+}
+
+fn connect_options(url: &str) -> Result<PgConnectOptions> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(Error::invalid(
+            "postgres url",
+            format!(
+                "{} does not start with postgres:// or postgresql://",
+                redact(url)
+            ),
+        ));
+    }
+    PgConnectOptions::from_str(url).map_err(|e| {
+        Error::invalid(
+            "postgres url",
+            format!("{e} (expected postgres://user@host:port/db)"),
+        )
+    })
+}
+
+fn check_dim(space: &EmbeddingSpace, v: &[f32], what: &str) -> Result<()> {
+    if v.len() != space.dim {
+        return Err(Error::new(
+            ErrorKind::EmbeddingMismatch,
+            format!(
+                "{what} has {} dimensions but the store holds {space} vectors",
+                v.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_memory(m: &Memory) -> Result<()> {
+    if m.id.as_str().trim().is_empty() {
+        return Err(Error::invalid("id", "must not be empty"));
+    }
+    if m.namespace.as_str().trim().is_empty() {
+        return Err(Error::invalid("namespace", "must not be empty"));
+    }
+    Ok(())
+}
+
+fn strings(ids: &[MemoryId]) -> Vec<String> {
+    ids.iter().map(|i| i.0.clone()).collect()
+}
+
+/// Maps a unique violation to `Conflict` with a message naming what collided.
+fn write_err(e: sqlx::Error, m: &Memory) -> Error {
+    if let sqlx::Error::Database(d) = &e
+        && d.is_unique_violation()
+    {
+        return match d.constraint() {
+            Some("memories_active_exact_dup") => Error::conflict(format!(
+                "an active {} memory with identical text already exists in namespace {} (memory {} is an exact duplicate)",
+                m.kind, m.namespace, m.id
+            )),
+            _ => Error::conflict(format!("memory id {} already exists", m.id)),
+        };
+    }
+    db_err(e)
+}
+
+impl PostgresStore {
+    /// Connects, creates the schema's tables on first use and checks the embedding space
+    /// ([`ErrorKind::EmbeddingMismatch`] names `hindsight reembed` when it differs).
+    pub async fn connect(config: PgConfig, space: EmbeddingSpace) -> Result<Self> {
+        validate_schema_name(&config.schema)?;
+        let opts = connect_options(&config.url)?;
+        let mut conn = PgConnection::connect_with(&opts).await.map_err(|e| {
+            Error::backend(format!(
+                "cannot connect to PostgreSQL at {}: {e}",
+                redact(&config.url)
+            ))
+        })?;
+        let prepared = prepare(&mut conn, &config.schema, &space, config.ann).await;
+        // Closing is best effort: the outcome of `prepare` is what matters.
+        let _ = conn.close().await;
+        let prepared = prepared?;
+        let search_path = format!("{},{}", config.schema, prepared.extension_schema);
+        let pool = PgPoolOptions::new()
+            .max_connections(config.max_connections.max(1))
+            .min_connections(0)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(opts.options([("search_path", search_path.as_str())]))
+            .await
+            .map_err(|e| {
+                Error::backend(format!(
+                    "cannot connect to PostgreSQL at {}: {e}",
+                    redact(&config.url)
+                ))
+            })?;
+        let store = PostgresStore {
+            pool,
+            space,
+            schema: config.schema,
+            exact_duplicates: config.exact_duplicates,
+            pgvector_version: prepared.pgvector_version,
+            ann: prepared.ann,
+        };
+        store.ensure_ann_index().await?;
+        tracing::debug!(?store, "postgres store opened");
+        Ok(store)
+    }
+
+    /// The schema this store lives in.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// pgvector's `extversion`.
+    pub fn pgvector_version(&self) -> &str {
+        &self.pgvector_version
+    }
+
+    pub fn ann_index(&self) -> AnnIndex {
+        self.ann
+    }
+
+    /// True when the schema holds no memory (evaluation needs an empty store).
+    pub async fn is_empty(&self) -> Result<bool> {
+        let any: Option<i32> = sqlx::query_scalar("SELECT 1 FROM memories LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_err)?;
+        Ok(any.is_none())
+    }
+
+    /// Builds the IVFFlat index (`lists ≈ sqrt(rows)`) once the table has enough rows, when
+    /// IVFFlat is the ANN index in use; a no-op for HNSW (created with the table) and exact mode.
+    /// Called on open and after each bulk import.
+    pub async fn ensure_ann_index(&self) -> Result<()> {
+        if self.ann != AnnIndex::IvfFlat {
+            return Ok(());
+        }
+        let exists: Option<i32> = sqlx::query_scalar(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memories_embedding_ivfflat'",
+        )
+        .bind(&self.schema)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err)?;
+        if exists.is_some() {
+            return Ok(());
+        }
+        let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM memories")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_err)?;
+        if rows < IVFFLAT_MIN_ROWS {
+            return Ok(());
+        }
+        let lists = ((rows as f64).sqrt().round() as i64).max(1);
+        tracing::info!(rows, lists, schema = %self.schema, "building the IVFFlat index");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "CREATE INDEX IF NOT EXISTS memories_embedding_ivfflat ON memories \
+             USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})"
+        )))
+        .execute(&self.pool)
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Drops this store's schema with everything in it (throwaway evaluation and test stores).
+    pub async fn drop_schema(self) -> Result<()> {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            self.schema
+        )))
+        .execute(&self.pool)
+        .await
+        .map_err(db_err)?;
+        self.pool.close().await;
+        Ok(())
+    }
+
+    async fn insert_one(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        items: &[(Memory, Vec<f32>)],
+        with_hash: bool,
+    ) -> Result<()> {
+        let mut qb = QueryBuilder::<Postgres>::new(format!(
+            "INSERT INTO memories ({MEMORY_COLUMNS}, content_hash, tsv, embedding) "
+        ));
+        let mut bad: Option<Error> = None;
+        qb.push_values(items, |mut b, (m, v)| {
+            let created = to_nanos("created_at", m.created_at);
+            let accessed = to_nanos("last_accessed_at", m.last_accessed_at);
+            let count = i64::try_from(m.access_count)
+                .map_err(|_| Error::invalid("access_count", "too large"));
+            let (created, accessed, count) = match (created, accessed, count) {
+                (Ok(c), Ok(a), Ok(n)) => (c, a, n),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                    bad.get_or_insert(e);
+                    (0, 0, 0)
+                }
+            };
+            let text = m.index_text();
+            b.push_bind(m.id.0.clone())
+                .push_bind(m.namespace.0.clone())
+                .push_bind(m.kind.as_str())
+                .push_bind(m.content.clone())
+                .push_bind(Json(m.tags.clone()))
+                .push_bind(m.context.clone())
+                .push_bind(Json(m.entities.clone()))
+                .push_bind(f64::from(m.importance))
+                .push_bind(m.source.as_str())
+                .push_bind(created)
+                .push_bind(accessed)
+                .push_bind(count)
+                .push_bind(f64::from(m.usefulness))
+                .push_bind(m.status.as_str())
+                .push_bind(m.status_reason.clone())
+                .push_bind(m.superseded_by.as_ref().map(|s| s.0.clone()))
+                .push_bind(m.task_id.clone())
+                .push_bind(m.task_type.map(|t| t.as_str()))
+                .push_bind(m.outcome.map(|o| o.as_str()))
+                .push_bind(m.embedding_model.clone())
+                .push_bind(with_hash.then(|| content_hash(m.kind, &text)))
+                .push_bind(tsvector_literal(&text))
+                .push_unseparated("::tsvector")
+                .push_bind(Vector::from(v.clone()));
+        });
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        qb.build().execute(&mut **tx).await.map_err(|e| {
+            if let [(m, _)] = items {
+                write_err(e, m)
+            } else {
+                match &e {
+                    sqlx::Error::Database(d) if d.is_unique_violation() => {
+                        Error::conflict(format!(
+                            "batch refused: {} (an id in the batch already exists or repeats)",
+                            d.message()
+                        ))
+                    }
+                    _ => db_err(e),
+                }
+            }
+        })?;
+        Ok(())
+    }
+
+    async fn fetch_for_update(
+        tx: &mut Transaction<'_, Postgres>,
+        ns: &Namespace,
+        id: &MemoryId,
+    ) -> Result<Option<(Memory, bool)>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {MEMORY_COLUMNS}, content_hash IS NOT NULL AS hashed FROM memories \
+             WHERE namespace = $1 AND id = $2 FOR UPDATE"
+        )))
+        .bind(ns.as_str())
+        .bind(id.as_str())
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(db_err)?;
+        row.map(|r| {
+            let hashed: bool = r.try_get("hashed").map_err(db_err)?;
+            Ok((memory_from_row(&r)?, hashed))
+        })
+        .transpose()
+    }
+
+    async fn memories_where(
+        &self,
+        ns: &Namespace,
+        ids: &[String],
+    ) -> Result<HashMap<String, Memory>> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND id = ANY($2)"
+        )))
+        .bind(ns.as_str())
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err)?;
+        let mut out = HashMap::with_capacity(rows.len());
+        for r in &rows {
+            let m = memory_from_row(r)?;
+            out.insert(m.id.0.clone(), m);
+        }
+        Ok(out)
+    }
+}
+
+/// The URL without its password, for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    fn backend_name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn embedding_space(&self) -> &EmbeddingSpace {
+        &self.space
+    }
+
+    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        validate_memory(memory)?;
+        check_dim(&self.space, vector, "vector")?;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        self.insert_one(
+            &mut tx,
+            &[(memory.clone(), vector.to_vec())],
+            self.exact_duplicates == ExactDuplicates::Reject,
+        )
+        .await?;
+        tx.commit().await.map_err(db_err)
+    }
+
+    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        for (i, (m, v)) in items.iter().enumerate() {
+            validate_memory(m)
+                .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
+            check_dim(&self.space, v, &format!("vector of item {i} ({})", m.id))?;
+        }
+        // Bulk import is verbatim (no dedup, like `Engine::import`): no content hash.
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        for chunk in items.chunks(BATCH_ROWS) {
+            self.insert_one(&mut tx, chunk, false).await?;
+        }
+        tx.commit().await.map_err(db_err)?;
+        self.ensure_ann_index().await
+    }
+
+    async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND id = $2"
+        )))
+        .bind(ns.as_str())
+        .bind(id.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err)?;
+        row.as_ref().map(memory_from_row).transpose()
+    }
+
+    async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.memories_where(ns, &strings(ids)).await?;
+        Ok(ids
+            .iter()
+            .filter_map(|id| found.get(id.as_str()).cloned())
+            .collect())
+    }
+
+    async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
+        let v: Option<Vector> =
+            sqlx::query_scalar("SELECT embedding FROM memories WHERE namespace = $1 AND id = $2")
+                .bind(ns.as_str())
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db_err)?;
+        Ok(v.map(|v| v.to_vec()))
+    }
+
+    async fn update(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+    ) -> Result<Memory> {
+        patch.validate()?;
+        if let Some(v) = vector {
+            check_dim(&self.space, v, "vector")?;
+        }
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let Some((mut m, hashed)) = Self::fetch_for_update(&mut tx, ns, id).await? else {
+            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
+        };
+        patch.apply(&mut m);
+        let text = m.index_text();
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE memories SET content = $1, tags = $2, context = $3, entities = $4, importance = $5, kind = $6, \
+             outcome = $7, tsv = $8::tsvector, content_hash = $9, embedding = COALESCE($10, embedding) \
+             WHERE namespace = $11 AND id = $12 RETURNING {MEMORY_COLUMNS}"
+        )))
+        .bind(&m.content)
+        .bind(Json(&m.tags))
+        .bind(&m.context)
+        .bind(Json(&m.entities))
+        .bind(f64::from(m.importance))
+        .bind(m.kind.as_str())
+        .bind(m.outcome.map(|o| o.as_str()))
+        .bind(tsvector_literal(&text))
+        .bind(hashed.then(|| content_hash(m.kind, &text)))
+        .bind(vector.map(|v| Vector::from(v.to_vec())))
+        .bind(ns.as_str())
+        .bind(id.as_str())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| write_err(e, &m))?;
+        let m = memory_from_row(&row)?;
+        tx.commit().await.map_err(db_err)?;
+        Ok(m)
+    }
+
+    async fn set_status(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        status: Status,
+        reason: Option<&str>,
+        superseded_by: Option<&MemoryId>,
+    ) -> Result<Memory> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
+             WHERE namespace = $4 AND id = $5 RETURNING {MEMORY_COLUMNS}"
+        )))
+        .bind(status.as_str())
+        .bind(reason)
+        .bind(superseded_by.map(MemoryId::as_str))
+        .bind(ns.as_str())
+        .bind(id.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(d) if d.is_unique_violation() => Error::conflict(format!(
+                "memory {id} cannot become {status}: an active memory with identical text already exists in namespace {ns}"
+            )),
+            _ => db_err(e),
+        })?
+        .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        memory_from_row(&row)
+    }
+
+    async fn record_access(
+        &self,
+        ns: &Namespace,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        // One statement: row locks make each increment atomic, so concurrent callers never lose one.
+        // The rows are locked in id order: two callers with overlapping id sets cannot deadlock.
+        sqlx::query(
+            "UPDATE memories AS m SET access_count = m.access_count + 1, last_accessed_at = $1 \
+             FROM (SELECT namespace, id FROM memories WHERE namespace = $2 AND id = ANY($3) \
+                   ORDER BY id FOR UPDATE) AS l \
+             WHERE m.namespace = l.namespace AND m.id = l.id",
+        )
+        .bind(to_nanos("at", at)?)
+        .bind(ns.as_str())
+        .bind(strings(ids))
+        .execute(&self.pool)
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+
+    async fn add_usefulness(&self, ns: &Namespace, id: &MemoryId, delta: f32) -> Result<Memory> {
+        if !delta.is_finite() {
+            return Err(Error::invalid(
+                "delta",
+                format!("must be finite, got {delta}"),
+            ));
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE memories SET usefulness = usefulness + $1 WHERE namespace = $2 AND id = $3 RETURNING {MEMORY_COLUMNS}"
+        )))
+        .bind(f64::from(delta))
+        .bind(ns.as_str())
+        .bind(id.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err)?
+        .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        memory_from_row(&row)
+    }
+
+    async fn purge_forgotten(
+        &self,
+        ns: &Namespace,
+        ids: Option<&[MemoryId]>,
+    ) -> Result<Vec<MemoryId>> {
+        if ids.is_some_and(<[MemoryId]>::is_empty) {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "DELETE FROM memories WHERE status = 'forgotten' AND namespace = ",
+        );
+        qb.push_bind(ns.as_str().to_owned());
+        if let Some(ids) = ids {
+            qb.push(" AND id = ANY(");
+            qb.push_bind(strings(ids));
+            qb.push(")");
+        }
+        qb.push(" RETURNING id");
+        let mut purged: Vec<String> = qb
+            .build_query_scalar()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        purged.sort();
+        if !purged.is_empty() {
+            sqlx::query(
+                "INSERT INTO audit_log (memory_id, namespace, at, action) \
+                 SELECT unnest($1::text[]), $2, $3, 'purge'",
+            )
+            .bind(&purged)
+            .bind(ns.as_str())
+            .bind(to_nanos("now", Utc::now())?)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        }
+        tx.commit().await.map_err(db_err)?;
+        if !purged.is_empty() {
+            tracing::info!(namespace = %ns, purged = purged.len(), "purged forgotten memories");
+        }
+        Ok(purged.into_iter().map(MemoryId).collect())
+    }
+
+    async fn vector_search(
+        &self,
+        ns: &Namespace,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        check_dim(&self.space, query, "query vector")?;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        if self.ann == AnnIndex::Hnsw {
+            let ef = k.clamp(40, MAX_EF_SEARCH);
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SET LOCAL hnsw.ef_search = {ef}"
+            )))
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            if version_tuple(&self.pgvector_version) >= (0, 8, 0) {
+                // Keep scanning the graph until `k` rows pass the namespace and filter conditions.
+                sqlx::query("SET LOCAL hnsw.iterative_scan = strict_order")
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+            }
+        } else if self.ann == AnnIndex::IvfFlat {
+            sqlx::query("SET LOCAL ivfflat.probes = 10")
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+        }
+        // ORDER BY the distance alone so the ANN index can serve it; ties are broken by id below.
+        let mut qb = QueryBuilder::<Postgres>::new("SELECT id, embedding <=> ");
+        qb.push_bind(Vector::from(query.to_vec()));
+        qb.push(" AS dist FROM memories WHERE namespace = ");
+        qb.push_bind(ns.as_str().to_owned());
+        push_filter(&mut qb, filter)?;
+        qb.push(" ORDER BY dist LIMIT ");
+        qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
+        let rows = qb.build().fetch_all(&mut *tx).await.map_err(db_err)?;
+        tx.commit().await.map_err(db_err)?;
+        let mut hits = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get("id").map_err(db_err)?;
+            let dist: f64 = r.try_get("dist").map_err(db_err)?;
+            hits.push((dist, id));
+        }
+        hits.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(hits
+            .into_iter()
+            .map(|(dist, id)| PathHit {
+                id: MemoryId(id),
+                score: (1.0 - dist) as f32,
+            })
+            .collect())
+    }
+
+    async fn keyword_search(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(tsquery) = tsquery_literal(query) else {
+            return Ok(Vec::new());
+        };
+        // Normalisation 1: rank / (1 + log(document length)).
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "SELECT id, ts_rank_cd(tsv, q, 1) AS score FROM memories, CAST(",
+        );
+        qb.push_bind(tsquery);
+        qb.push(" AS tsquery) AS q WHERE tsv @@ q AND namespace = ");
+        qb.push_bind(ns.as_str().to_owned());
+        push_filter(&mut qb, filter)?;
+        qb.push(" ORDER BY score DESC, id LIMIT ");
+        qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
+        let rows = qb.build().fetch_all(&self.pool).await.map_err(db_err)?;
+        rows.iter()
+            .map(|r| {
+                Ok(PathHit {
+                    id: MemoryId(r.try_get("id").map_err(db_err)?),
+                    score: r.try_get::<f32, _>("score").map_err(db_err)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn structured_search(
+        &self,
+        ns: &Namespace,
+        query: &StructuredQuery,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        if k == 0 || query.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Candidates: a superset of the memories with a positive score (SQL `lower` folds at least
+        // what `eq_ignore_ascii_case` folds); the reference scoring below decides.
+        let mut qb = QueryBuilder::<Postgres>::new(format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = "
+        ));
+        qb.push_bind(ns.as_str().to_owned());
+        push_filter(&mut qb, filter)?;
+        if query.has_selective_signal() {
+            qb.push(" AND (FALSE");
+            if !query.identifiers.is_empty() {
+                qb.push(
+                    " OR EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value) = ANY(",
+                );
+                qb.push_bind(
+                    query
+                        .identifiers
+                        .iter()
+                        .map(|i| i.to_lowercase())
+                        .collect::<Vec<_>>(),
+                );
+                qb.push("))");
+            }
+            for (key, value) in &query.entities {
+                qb.push(" OR lower(memories.entities ->> ");
+                qb.push_bind(key.clone());
+                qb.push(") = ");
+                qb.push_bind(value.to_lowercase());
+            }
+            if let Some(r) = query.time_range {
+                qb.push(" OR (created_at >= ");
+                qb.push_bind(to_nanos("time_range.start", r.start)?);
+                qb.push(" AND created_at < ");
+                qb.push_bind(to_nanos("time_range.end", r.end)?);
+                qb.push(")");
+            }
+            qb.push(")");
+        } else {
+            // Tag/kind hints alone: the newest matching memories only, so a hint never enumerates
+            // a namespace (the same cap as the embedded backend).
+            qb.push(" AND (FALSE");
+            if !query.kinds.is_empty() {
+                qb.push(" OR kind = ANY(");
+                qb.push_bind(
+                    query
+                        .kinds
+                        .iter()
+                        .map(|k| k.as_str().to_owned())
+                        .collect::<Vec<_>>(),
+                );
+                qb.push(")");
+            }
+            if !query.tags.is_empty() {
+                qb.push(
+                    " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags) t WHERE lower(t) = ANY(",
+                );
+                qb.push_bind(
+                    query
+                        .tags
+                        .iter()
+                        .map(|t| t.to_lowercase())
+                        .collect::<Vec<_>>(),
+                );
+                qb.push("))");
+            }
+            qb.push(") ORDER BY created_at DESC, id LIMIT ");
+            qb.push_bind(i64::try_from(k.saturating_mul(10)).unwrap_or(i64::MAX));
+        }
+        let rows = qb.build().fetch_all(&self.pool).await.map_err(db_err)?;
+        let mut scored = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let m = memory_from_row(r)?;
+            if m.namespace == *ns && filter.matches(&m) {
+                let s = query.score(&m);
+                if s > 0.0 {
+                    scored.push((s, m));
+                }
+            }
+        }
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.created_at.cmp(&a.1.created_at))
+                .then(a.1.id.cmp(&b.1.id))
+        });
+        scored.truncate(k);
+        Ok(scored
+            .into_iter()
+            .map(|(score, m)| PathHit { id: m.id, score })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        ns: &Namespace,
+        after: Option<&MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = $1 AND id > $2 ORDER BY id LIMIT $3"
+        )))
+        .bind(ns.as_str())
+        .bind(after.map_or("", MemoryId::as_str))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err)?;
+        rows.iter().map(memory_from_row).collect()
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        let rows: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT namespace FROM memories ORDER BY namespace")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db_err)?;
+        Ok(rows.into_iter().map(Namespace).collect())
+    }
+
+    async fn stats(&self) -> Result<StoreStats> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE status = 'active') AS active, \
+             COUNT(DISTINCT namespace) AS ns FROM memories",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db_err)?;
+        let get = |c: &str| -> Result<u64> {
+            let v: i64 = row.try_get(c).map_err(db_err)?;
+            Ok(u64::try_from(v).unwrap_or(0))
+        };
+        Ok(StoreStats {
+            memories: get("total")?,
+            active: get("active")?,
+            namespaces: get("ns")?,
+        })
+    }
+
+    async fn flush(&self) -> Result<()> {
+        // Every write is committed before it returns and the indexes are maintained by PostgreSQL
+        // in the same transaction: nothing to flush. A round trip confirms the server is there.
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+
+    #[test]
+    fn bad_urls_are_invalid_input() {
+        let e = connect_options("mysql://x").expect_err("not postgres");
+        assert_eq!(e.kind, ErrorKind::InvalidInput);
+    }
+}

@@ -1,0 +1,266 @@
+//! PostgreSQL-specific behaviour beyond the shared suite: the embedding-space check on open, the
+//! exact-duplicate constraint under concurrent writers, access counts through two independent
+//! handles (as two processes would hold), and the ANN index choice. Needs `HINDSIGHT_PG_URL` like
+//! `conformance.rs`; skips loudly without it (fails under `HINDSIGHT_REQUIRE_SERVICES=1`).
+
+mod common;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use hindsight_conformance::fixture::{MemoryExt as _, at, axis, memory, mid, ns, unit};
+use hindsight_core::{EmbeddingSpace, ErrorKind, Filter, MemoryKind, Status, Store};
+use hindsight_store_postgres::{AnnIndex, ExactDuplicates, PostgresStore};
+
+fn space(model: &str, dim: usize) -> EmbeddingSpace {
+    EmbeddingSpace {
+        model: model.into(),
+        dim,
+    }
+}
+
+#[tokio::test]
+async fn another_embedding_space_is_a_mismatch_and_reopen_keeps_data() {
+    let Some(url) = common::pg_url() else { return };
+    let cfg = common::fresh_config(&url, "space", ExactDuplicates::Reject);
+    let s8 = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s8.clone(),
+    };
+    let store = PostgresStore::connect(cfg.clone(), s8.clone())
+        .await
+        .expect("open");
+    assert_eq!(
+        store.ann_index(),
+        AnnIndex::Hnsw,
+        "pgvector {}",
+        store.pgvector_version()
+    );
+    let m = memory(
+        "ns-a",
+        "keep",
+        MemoryKind::Semantic,
+        "persisted across opens",
+    )
+    .created(at(1, 0));
+    store.insert(&m, &axis(2)).await.expect("insert");
+    drop(store);
+    for other in [space("conformance-test", 16), space("another-model", 8)] {
+        let err = PostgresStore::connect(cfg.clone(), other)
+            .await
+            .expect_err("a second space in one schema");
+        assert_eq!(err.kind, ErrorKind::EmbeddingMismatch, "{}", err.message);
+        assert!(err.message.contains("hindsight reembed"), "{}", err.message);
+    }
+    let again = PostgresStore::connect(cfg, s8).await.expect("reopen");
+    assert_eq!(
+        again.get(&ns("ns-a"), &mid("keep")).await.expect("get"),
+        Some(m)
+    );
+    assert!(!again.is_empty().await.expect("is_empty"));
+}
+
+/// 16 writers (8 tasks on each of two independent handles) insert the same text under different
+/// ids at once: the partial unique index lets exactly one become active; the others get
+/// `Conflict`. Another kind, a bulk import, or a new write after the first is forgotten are allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn exact_duplicates_are_impossible_under_concurrent_writers() {
+    let Some(url) = common::pg_url() else { return };
+    let cfg = common::fresh_config(&url, "dups", ExactDuplicates::Reject);
+    let s = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s.clone(),
+    };
+    let a = Arc::new(
+        PostgresStore::connect(cfg.clone(), s.clone())
+            .await
+            .expect("open a"),
+    );
+    let b = Arc::new(PostgresStore::connect(cfg, s).await.expect("open b"));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let store = if i % 2 == 0 {
+            Arc::clone(&a)
+        } else {
+            Arc::clone(&b)
+        };
+        tasks.push(tokio::spawn(async move {
+            let m = memory(
+                "ns-d",
+                &format!("dup-{i:02}"),
+                MemoryKind::Semantic,
+                "The API limit is 60 per minute",
+            );
+            store.insert(&m, &axis(1)).await
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(()) => ok += 1,
+            Err(e) => {
+                assert_eq!(e.kind, ErrorKind::Conflict, "{}", e.message);
+                assert!(e.message.contains("identical text"), "{}", e.message);
+            }
+        }
+    }
+    assert_eq!(
+        ok, 1,
+        "exactly one of the concurrent identical writes is stored"
+    );
+    let d = ns("ns-d");
+    assert_eq!(a.stats().await.expect("stats").active, 1);
+
+    // Same text, another kind: a different memory.
+    let ep = memory(
+        "ns-d",
+        "ep",
+        MemoryKind::Episodic,
+        "The API limit is 60 per minute",
+    );
+    a.insert(&ep, &axis(1))
+        .await
+        .expect("another kind is not a duplicate");
+    // Bulk import is verbatim (no dedup).
+    let imported = memory(
+        "ns-d",
+        "imp",
+        MemoryKind::Semantic,
+        "The API limit is 60 per minute",
+    );
+    a.insert_batch(&[(imported, axis(1))])
+        .await
+        .expect("import keeps duplicates");
+    // Once the stored one is forgotten, the text may be written again; reverting the old one then
+    // would make two active duplicates, which is refused.
+    let hits = a
+        .scan(&d, None, 100)
+        .await
+        .expect("scan")
+        .into_iter()
+        .find(|m| m.id.as_str().starts_with("dup-"))
+        .expect("the stored duplicate");
+    a.set_status(&d, &hits.id, Status::Forgotten, Some("test"), None)
+        .await
+        .expect("forget");
+    let again = memory(
+        "ns-d",
+        "again",
+        MemoryKind::Semantic,
+        "The API limit is 60 per minute",
+    );
+    b.insert(&again, &axis(1))
+        .await
+        .expect("write after forgetting");
+    let err = a
+        .set_status(&d, &hits.id, Status::Active, None, None)
+        .await
+        .expect_err("revert into a duplicate");
+    assert_eq!(err.kind, ErrorKind::Conflict, "{}", err.message);
+}
+
+/// Two independent handles (two pools, as two processes hold) increment access counts and
+/// usefulness concurrently: nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_lose_no_access_counts() {
+    let Some(url) = common::pg_url() else { return };
+    let cfg = common::fresh_config(&url, "access", ExactDuplicates::Reject);
+    let s = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s.clone(),
+    };
+    let a = Arc::new(
+        PostgresStore::connect(cfg.clone(), s.clone())
+            .await
+            .expect("open a"),
+    );
+    let b = Arc::new(PostgresStore::connect(cfg, s).await.expect("open b"));
+    let n = ns("ns-c");
+    for id in ["c1", "c2"] {
+        a.insert(
+            &memory("ns-c", id, MemoryKind::Semantic, &format!("counter {id}")),
+            &axis(3),
+        )
+        .await
+        .expect("insert");
+    }
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let store = if i % 2 == 0 {
+            Arc::clone(&a)
+        } else {
+            Arc::clone(&b)
+        };
+        let n = n.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                store
+                    .record_access(&n, &[mid("c1"), mid("c2")], Utc::now())
+                    .await
+                    .expect("record_access");
+                store
+                    .add_usefulness(&n, &mid("c1"), 1.0)
+                    .await
+                    .expect("usefulness");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    for id in ["c1", "c2"] {
+        let m = b.get(&n, &mid(id)).await.expect("get").expect("exists");
+        assert_eq!(m.access_count, 200, "{id}");
+    }
+    let c1 = a.get(&n, &mid("c1")).await.expect("get").expect("exists");
+    assert_eq!(c1.usefulness, 200.0);
+}
+
+/// Forced IVFFlat (the pre-0.5 pgvector path): no index on a small table, `lists ≈ sqrt(N)` after a
+/// bulk import of 1024 rows, and the vector path still finds a stored vector first.
+#[tokio::test]
+async fn ivfflat_is_built_after_data_exists() {
+    let Some(url) = common::pg_url() else { return };
+    let cfg = common::fresh_config(&url, "ivf", ExactDuplicates::Allow).ann(AnnIndex::IvfFlat);
+    let s = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s.clone(),
+    };
+    let store = PostgresStore::connect(cfg, s).await.expect("open");
+    assert_eq!(store.ann_index(), AnnIndex::IvfFlat);
+    let items: Vec<_> = (0..1024)
+        .map(|i| {
+            let v: Vec<f32> = (0..8)
+                // Distinct per row (a multiplicative hash of (i, d)): no two rows share a vector.
+                .map(|d| {
+                    ((((i as u64) * 2_654_435_761 + (d as u64) * 40_503) % 1000) as f32) / 1000.0
+                        - 0.5
+                })
+                .collect();
+            (
+                memory(
+                    "ns-i",
+                    &format!("i{i:04}"),
+                    MemoryKind::Semantic,
+                    &format!("row {i}"),
+                ),
+                unit(&v),
+            )
+        })
+        .collect();
+    store.insert_batch(&items).await.expect("import");
+    let target = &items[517];
+    let hits = store
+        .vector_search(&ns("ns-i"), &target.1, 5, &Filter::default())
+        .await
+        .expect("search");
+    assert!((hits[0].score - 1.0).abs() < 1e-4, "{hits:?}");
+    assert!(
+        hits.iter().any(|h| h.id == target.0.id),
+        "the stored vector is among the top hits: {hits:?}"
+    );
+}
