@@ -9,8 +9,10 @@
 //!   migrations (`migrations/*.sql`).
 //! - `tantivy/` holds the BM25 [`hindsight_index::KeywordIndex`]; it records the write generation it
 //!   reflects and is rebuilt from SQLite on open when it lags (or was deleted).
-//! - In memory, per namespace, a [`hindsight_index::FlatIndex`] of vectors plus a map of the fields
-//!   [`hindsight_core::Filter`] looks at, both loaded at open and kept in sync on every write.
+//! - In memory, per namespace, a [`hindsight_index::AnnIndex`] of vectors (exact scan below
+//!   [`AnnConfig::threshold`] vectors, an HNSW graph above it, built after loading) plus a map of the
+//!   fields [`hindsight_core::Filter`] looks at, both loaded at open and kept in sync on every write.
+//!   [`SqliteStore::open_with`] / [`SqliteStore::open_in_memory_with`] take the [`AnnConfig`].
 //!
 //! A store records its [`hindsight_core::EmbeddingSpace`]; opening it with another fails with
 //! `EmbeddingMismatch`, and [`SqliteStore::reembed`] migrates it to a new model.
@@ -19,4 +21,5 @@ mod codec;
 mod state;
 mod store;
 
+pub use hindsight_index::AnnConfig;
 pub use store::{DB_FILE, SqliteStore, TANTIVY_DIR, stored_space};

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     Filter, Memory, MemoryId, MemoryKind, Outcome, Status, TaskType, VectorIndex,
 };
-use hindsight_index::FlatIndex;
+use hindsight_index::{AnnConfig, AnnIndex};
 
 /// The fields of a memory that [`Filter`] looks at, plus its id and namespace.
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ pub(crate) fn is_active_only(f: &Filter) -> bool {
 /// One namespace's vectors and the keys in it that are not active.
 #[derive(Debug)]
 pub(crate) struct NsVectors {
-    pub vectors: FlatIndex,
+    pub vectors: AnnIndex,
     pub inactive: HashSet<u64>,
 }
 
@@ -74,27 +74,52 @@ pub(crate) struct NsVectors {
 #[derive(Debug)]
 pub(crate) struct State {
     dim: usize,
+    ann: AnnConfig,
+    /// While loading at open, namespaces defer their HNSW graphs to [`State::finish_load`].
+    loading: bool,
     pub rows: HashMap<u64, RowMeta>,
     pub namespaces: HashMap<String, NsVectors>,
 }
 
 impl State {
-    pub fn new(dim: usize) -> Self {
+    pub fn new(dim: usize, ann: AnnConfig) -> Self {
         State {
             dim,
+            ann,
+            loading: false,
             rows: HashMap::new(),
             namespaces: HashMap::new(),
         }
     }
 
+    /// A state being bulk-loaded: HNSW graphs are built once, in [`State::finish_load`].
+    pub fn loading(dim: usize, ann: AnnConfig) -> Self {
+        State {
+            loading: true,
+            ..State::new(dim, ann)
+        }
+    }
+
+    /// Ends the bulk load: builds the graph of every namespace at or above the threshold.
+    pub fn finish_load(&mut self) {
+        self.loading = false;
+        for ns in self.namespaces.values_mut() {
+            ns.vectors.finish_bulk_load();
+        }
+    }
+
     /// Inserts or replaces a row; `vector` replaces the stored vector when given.
     pub fn upsert(&mut self, key: u64, meta: RowMeta, vector: Option<&[f32]>) {
-        let dim = self.dim;
+        let (dim, ann, loading) = (self.dim, self.ann, self.loading);
         let ns = self
             .namespaces
             .entry(meta.namespace.clone())
             .or_insert_with(|| NsVectors {
-                vectors: FlatIndex::new(dim),
+                vectors: if loading {
+                    AnnIndex::new_bulk(dim, ann)
+                } else {
+                    AnnIndex::new(dim, ann)
+                },
                 inactive: HashSet::new(),
             });
         if let Some(v) = vector {
@@ -258,7 +283,7 @@ mod tests {
 
     #[test]
     fn active_only_fast_path_skips_inactive_rows() {
-        let mut s = State::new(2);
+        let mut s = State::new(2, AnnConfig::default());
         let mut a = memory(0);
         a.status = Status::Active;
         let mut b = memory(1);

@@ -12,7 +12,7 @@ use hindsight_core::{
     EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
     PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
 };
-use hindsight_index::KeywordIndex;
+use hindsight_index::{AnnConfig, KeywordIndex};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
@@ -34,8 +34,8 @@ const IN_CHUNK: usize = 500;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
-/// The embedded default backend: SQLite is the source of truth; a per-namespace [`hindsight_index::FlatIndex`]
-/// (vectors), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
+/// The embedded default backend: SQLite is the source of truth; a per-namespace
+/// [`hindsight_index::AnnIndex`] (vectors: exact scan, HNSW above a threshold), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
 ///
 /// Writes go to SQLite first (one transaction), then to the in-memory state and the keyword index.
 /// Writes that change indexed text bump a `generation` counter in the `meta` table; the keyword index
@@ -49,6 +49,7 @@ pub struct SqliteStore {
     /// Serialises index-changing writes so generations reach the keyword index in order.
     write_lock: tokio::sync::Mutex<()>,
     data_dir: Option<PathBuf>,
+    ann: AnnConfig,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -276,8 +277,8 @@ async fn write_entities(tx: &mut Transaction<'_, Sqlite>, key: u64, m: &Memory) 
 }
 
 /// Loads the filter metadata and vectors of every row.
-async fn load_state(pool: &SqlitePool, space: &EmbeddingSpace) -> Result<State> {
-    let mut state = State::new(space.dim);
+async fn load_state(pool: &SqlitePool, space: &EmbeddingSpace, ann: AnnConfig) -> Result<State> {
+    let mut state = State::loading(space.dim, ann);
     let sql = format!("SELECT {MEMORY_COLUMNS}, vector FROM memories ORDER BY rowid");
     let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch(pool);
     while let Some(row) = rows.try_next().await.map_err(db_err)? {
@@ -297,6 +298,13 @@ async fn load_state(pool: &SqlitePool, space: &EmbeddingSpace) -> Result<State> 
         }
         state.upsert(key, RowMeta::of(&m), Some(&v));
     }
+    // Graphs are built once per namespace after the load, on all cores.
+    let state = tokio::task::spawn_blocking(move || {
+        state.finish_load();
+        state
+    })
+    .await
+    .map_err(|e| Error::backend(format!("building vector indexes: {e}")))?;
     Ok(state)
 }
 
@@ -354,6 +362,13 @@ impl SqliteStore {
     /// or dimension (run `hindsight reembed`). Rebuilds the keyword index under
     /// `<data_dir>/tantivy/` if it lags the database or is missing.
     pub async fn open(data_dir: &Path, space: EmbeddingSpace) -> Result<Self> {
+        Self::open_with(data_dir, space, AnnConfig::default()).await
+    }
+
+    /// [`SqliteStore::open`] with an explicit vector-index configuration: per namespace, an exact
+    /// scan below `ann.threshold` vectors and an HNSW graph above it
+    /// ([`AnnConfig::exact_only`] never builds one, e.g. for a bulk prefill).
+    pub async fn open_with(data_dir: &Path, space: EmbeddingSpace, ann: AnnConfig) -> Result<Self> {
         let pool = connect_file(data_dir, true).await?;
         match read_space(&pool).await? {
             Some(stored) if stored != space => {
@@ -371,7 +386,7 @@ impl SqliteStore {
             }
         }
         let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
-        Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf())).await
+        Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf()), ann).await
     }
 
     /// Opens an existing store in whatever embedding space it records, for [`SqliteStore::reembed`].
@@ -392,17 +407,29 @@ impl SqliteStore {
             )));
         };
         let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
-        Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf())).await
+        Self::assemble(
+            pool,
+            space,
+            keyword,
+            Some(data_dir.to_path_buf()),
+            AnnConfig::default(),
+        )
+        .await
     }
 
     /// A store that lives in memory only (SQLite `:memory:`, keyword index in RAM). For tests.
     pub async fn open_in_memory(space: EmbeddingSpace) -> Result<Self> {
+        Self::open_in_memory_with(space, AnnConfig::default()).await
+    }
+
+    /// [`SqliteStore::open_in_memory`] with an explicit vector-index configuration.
+    pub async fn open_in_memory_with(space: EmbeddingSpace, ann: AnnConfig) -> Result<Self> {
         let pool = connect_memory().await?;
         let mut tx = pool.begin().await.map_err(db_err)?;
         write_space(&mut tx, &space).await?;
         tx.commit().await.map_err(db_err)?;
         let keyword = KeywordIndex::open_in_ram()?;
-        Self::assemble(pool, space, keyword, None).await
+        Self::assemble(pool, space, keyword, None, ann).await
     }
 
     async fn assemble(
@@ -410,8 +437,9 @@ impl SqliteStore {
         space: EmbeddingSpace,
         keyword: KeywordIndex,
         data_dir: Option<PathBuf>,
+        ann: AnnConfig,
     ) -> Result<Self> {
-        let state = load_state(&pool, &space).await?;
+        let state = load_state(&pool, &space, ann).await?;
         sync_keyword_index(&pool, &keyword).await?;
         tracing::debug!(rows = state.rows.len(), %space, "sqlite store opened");
         Ok(SqliteStore {
@@ -421,6 +449,7 @@ impl SqliteStore {
             keyword,
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
+            ann,
         })
     }
 
@@ -508,9 +537,10 @@ impl SqliteStore {
             pool,
             keyword,
             data_dir,
+            ann,
             ..
         } = self;
-        Self::assemble(pool, new_space, keyword, data_dir).await
+        Self::assemble(pool, new_space, keyword, data_dir, ann).await
     }
 
     fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {

@@ -1,0 +1,525 @@
+//! Exact scan below a size threshold, an HNSW graph (usearch) above it, exact scan as fallback.
+
+use std::collections::HashSet;
+
+use hindsight_core::{VectorIndex, dot};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::flat::FlatIndex;
+
+/// When the HNSW graph is used and how it is built.
+///
+/// `connectivity` is HNSW's `M` (edges per node), `expansion_add` its `ef_construction` and
+/// `expansion_search` its `ef` (the search never uses less than the `k` asked for). The defaults
+/// were chosen with `cargo bench -p hindsight-bench --bench vector` (recall@10 against exact on
+/// clustered 384-d vectors; see the bench's output).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnnConfig {
+    /// Below this many vectors no graph exists and every search is an exact scan.
+    pub threshold: usize,
+    /// HNSW `M`.
+    pub connectivity: usize,
+    /// HNSW `ef_construction`.
+    pub expansion_add: usize,
+    /// HNSW `ef` at query time.
+    pub expansion_search: usize,
+    /// Searches that may run concurrently on the graph; a search beyond it falls back to exact.
+    pub max_concurrent_searches: usize,
+}
+
+impl Default for AnnConfig {
+    fn default() -> Self {
+        AnnConfig {
+            threshold: 20_000,
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 96,
+            max_concurrent_searches: 128,
+        }
+    }
+}
+
+impl AnnConfig {
+    /// A configuration that never builds a graph: every search is exact.
+    pub fn exact_only() -> Self {
+        AnnConfig {
+            threshold: usize::MAX,
+            ..AnnConfig::default()
+        }
+    }
+}
+
+/// How the last search of an [`AnnIndex`] was answered (for tests, benches and logs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchMode {
+    /// The index is below the threshold (or has no graph): exact scan.
+    Exact,
+    /// Answered from the HNSW graph.
+    Graph,
+    /// The graph returned fewer than `k` accepted hits (or failed); answered by exact scan.
+    Fallback,
+}
+
+/// The HNSW graph over the same keys as the [`FlatIndex`] beside it.
+struct Graph {
+    index: Index,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("size", &self.index.size())
+            .field("capacity", &self.index.capacity())
+            .finish()
+    }
+}
+
+impl Graph {
+    fn new(dim: usize, config: &AnnConfig, capacity: usize) -> Result<Self, String> {
+        let options = IndexOptions {
+            dimensions: dim,
+            metric: MetricKind::IP,
+            quantization: ScalarKind::F32,
+            connectivity: config.connectivity,
+            expansion_add: config.expansion_add,
+            expansion_search: config.expansion_search,
+            multi: false,
+        };
+        let index = Index::new(&options).map_err(|e| e.what().to_owned())?;
+        let graph = Graph { index };
+        graph.reserve(capacity, config)?;
+        Ok(graph)
+    }
+
+    fn reserve(&self, capacity: usize, config: &AnnConfig) -> Result<(), String> {
+        self.index
+            .reserve_capacity_and_threads(capacity.max(64), config.max_concurrent_searches.max(1))
+            .map_err(|e| e.what().to_owned())
+    }
+
+    /// Makes room for one more vector, growing geometrically.
+    fn ensure_room(&self, config: &AnnConfig) -> Result<(), String> {
+        let (size, capacity) = (self.index.size(), self.index.capacity());
+        if size + 1 > capacity {
+            self.reserve((capacity * 2).max(size + 1), config)?;
+        }
+        Ok(())
+    }
+
+    fn upsert(&self, key: u64, vector: &[f32], config: &AnnConfig) -> Result<(), String> {
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| e.what().to_owned())?;
+        }
+        self.ensure_room(config)?;
+        self.index.add(key, vector).map_err(|e| e.what().to_owned())
+    }
+}
+
+/// The per-namespace vector index a store uses: exact below [`AnnConfig::threshold`], HNSW above.
+///
+/// The [`FlatIndex`] always holds every vector: it answers exact searches, supplies exact scores
+/// for graph hits (so scores and tie-breaks are identical to an exact scan) and is what the graph
+/// is (re)built from. The graph is derived state: it is built when the index first reaches the
+/// threshold (or by [`AnnIndex::finish_bulk_load`] after a bulk load), then kept in step on every
+/// upsert and removal. If the graph ever fails (out of memory, too many concurrent searches), the
+/// search falls back to the exact scan and says so in the log; nothing is lost.
+///
+/// A graph search honours `accept` during the traversal (usearch filtered search). When it
+/// returns fewer than `k` accepted hits — a very selective filter, or a graph that missed — the
+/// exact scan answers instead, so a search never returns fewer hits than an exact scan would.
+#[derive(Debug)]
+pub struct AnnIndex {
+    flat: FlatIndex,
+    graph: Option<Graph>,
+    config: AnnConfig,
+    /// While set, upserts do not build the graph (bulk loading); see [`AnnIndex::finish_bulk_load`].
+    deferred: bool,
+    /// Set after a graph error; the index then stays exact until rebuilt explicitly.
+    graph_failed: bool,
+}
+
+impl AnnIndex {
+    /// An empty index for vectors of `dim` components.
+    pub fn new(dim: usize, config: AnnConfig) -> Self {
+        AnnIndex {
+            flat: FlatIndex::new(dim),
+            graph: None,
+            config,
+            deferred: false,
+            graph_failed: false,
+        }
+    }
+
+    /// An empty index that will not build its graph until [`AnnIndex::finish_bulk_load`].
+    pub fn new_bulk(dim: usize, config: AnnConfig) -> Self {
+        AnnIndex {
+            deferred: true,
+            ..AnnIndex::new(dim, config)
+        }
+    }
+
+    pub fn config(&self) -> &AnnConfig {
+        &self.config
+    }
+
+    /// Changes HNSW `ef` at query time (for tuning; affects the live graph at once).
+    pub fn set_expansion_search(&mut self, ef: usize) {
+        self.config.expansion_search = ef;
+        if let Some(graph) = &self.graph {
+            graph.index.change_expansion_search(ef);
+        }
+    }
+
+    /// Whether searches currently go through the HNSW graph.
+    pub fn has_graph(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    /// The exact index holding every vector.
+    pub fn flat(&self) -> &FlatIndex {
+        &self.flat
+    }
+
+    /// Ends a bulk load: builds the graph (on all cores) if the index reached the threshold.
+    pub fn finish_bulk_load(&mut self) {
+        self.deferred = false;
+        if self.graph.is_none() && self.flat.len() >= self.config.threshold {
+            self.rebuild_graph();
+        }
+    }
+
+    /// Throws the graph away and builds it again from the stored vectors, on all cores.
+    /// Clears a previous graph failure. Does nothing below the threshold except drop the graph.
+    pub fn rebuild_graph(&mut self) {
+        self.graph = None;
+        self.graph_failed = false;
+        if self.flat.len() < self.config.threshold {
+            return;
+        }
+        let started = std::time::Instant::now();
+        match self.build_graph() {
+            Ok(graph) => {
+                tracing::info!(
+                    vectors = self.flat.len(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "built HNSW graph"
+                );
+                self.graph = Some(graph);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "building the HNSW graph failed; searches stay exact");
+                self.graph_failed = true;
+            }
+        }
+    }
+
+    fn build_graph(&self) -> Result<Graph, String> {
+        let graph = Graph::new(
+            self.flat.dim(),
+            &self.config,
+            self.flat.len() + self.flat.len() / 4,
+        )?;
+        let keys = self.flat.keys();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(self.config.max_concurrent_searches.max(1));
+        let chunk = keys.len().div_ceil(threads).max(1);
+        let errors: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(chunk)
+                .map(|part| {
+                    let graph = &graph;
+                    scope.spawn(move || -> Result<(), String> {
+                        for &key in part {
+                            if let Some(v) = self.flat.get(key) {
+                                graph.index.add(key, v).map_err(|e| e.what().to_owned())?;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| match h.join() {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(e),
+                    Err(_) => Some("a graph build thread panicked".to_owned()),
+                })
+                .collect()
+        });
+        match errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(graph),
+        }
+    }
+
+    fn drop_graph_after(&mut self, what: &str, error: &str) {
+        tracing::warn!(
+            error,
+            "HNSW {what} failed; dropping the graph, searches stay exact"
+        );
+        self.graph = None;
+        self.graph_failed = true;
+    }
+
+    /// Exact top `k` (the reference the graph is measured against).
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        accept: &dyn Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
+        self.flat.search(query, k, accept)
+    }
+
+    /// Top `k` and how they were found (see [`SearchMode`]).
+    pub fn search_with_mode(
+        &self,
+        query: &[f32],
+        k: usize,
+        accept: &dyn Fn(u64) -> bool,
+    ) -> (Vec<(u64, f32)>, SearchMode) {
+        let Some(graph) = &self.graph else {
+            return (self.flat.search(query, k, accept), SearchMode::Exact);
+        };
+        if k == 0 || query.len() != self.flat.dim() {
+            return (Vec::new(), SearchMode::Exact);
+        }
+        let matches = match graph.index.filtered_search(query, k, accept) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::debug!(error = %e.what(), "HNSW search failed; exact fallback");
+                return (self.flat.search(query, k, accept), SearchMode::Fallback);
+            }
+        };
+        let mut hits: Vec<(u64, f32)> = Vec::with_capacity(matches.keys.len());
+        let mut seen = HashSet::with_capacity(matches.keys.len());
+        for &key in &matches.keys {
+            if !seen.insert(key) {
+                continue;
+            }
+            // Exact score from the stored vector: identical to what the scan would report.
+            if let Some(v) = self.flat.get(key) {
+                hits.push((key, dot(v, query)));
+            }
+        }
+        if hits.len() < k && hits.len() < self.flat.len() {
+            return (self.flat.search(query, k, accept), SearchMode::Fallback);
+        }
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(k);
+        (hits, SearchMode::Graph)
+    }
+}
+
+impl VectorIndex for AnnIndex {
+    fn dim(&self) -> usize {
+        self.flat.dim()
+    }
+
+    fn len(&self) -> usize {
+        self.flat.len()
+    }
+
+    fn upsert(&mut self, key: u64, vector: &[f32]) {
+        if !self.flat.try_upsert(key, vector) {
+            tracing::warn!(
+                key,
+                got = vector.len(),
+                want = self.flat.dim(),
+                "AnnIndex: ignoring vector of wrong dimension"
+            );
+            return;
+        }
+        if let Some(graph) = &self.graph {
+            if let Err(e) = graph.upsert(key, vector, &self.config) {
+                self.drop_graph_after("insert", &e);
+            }
+        } else if !self.deferred && !self.graph_failed && self.flat.len() >= self.config.threshold {
+            self.rebuild_graph();
+        }
+    }
+
+    fn remove(&mut self, key: u64) -> bool {
+        let removed = self.flat.remove(key);
+        if removed
+            && let Some(graph) = &self.graph
+            && let Err(e) = graph.index.remove(key)
+        {
+            let e = e.what().to_owned();
+            self.drop_graph_after("remove", &e);
+        }
+        removed
+    }
+
+    fn search(&self, query: &[f32], k: usize, accept: &dyn Fn(u64) -> bool) -> Vec<(u64, f32)> {
+        self.search_with_mode(query, k, accept).0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::l2_normalize;
+
+    /// Deterministic pseudo-random unit vectors (xorshift), clustered around a few centres.
+    fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut s = seed | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let centres: Vec<Vec<f32>> = (0..8).map(|_| (0..dim).map(|_| next()).collect()).collect();
+        (0..n)
+            .map(|i| {
+                let c = &centres[i % centres.len()];
+                let mut v: Vec<f32> = c.iter().map(|x| x + 0.6 * next()).collect();
+                l2_normalize(&mut v);
+                v
+            })
+            .collect()
+    }
+
+    fn small_config() -> AnnConfig {
+        AnnConfig {
+            threshold: 200,
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 128,
+            max_concurrent_searches: 8,
+        }
+    }
+
+    fn keys(hits: &[(u64, f32)]) -> Vec<u64> {
+        hits.iter().map(|h| h.0).collect()
+    }
+
+    #[test]
+    fn exact_below_threshold_graph_above() {
+        let data = vectors(400, 16, 7);
+        let mut idx = AnnIndex::new(16, small_config());
+        for (i, v) in data.iter().take(199).enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        assert!(!idx.has_graph());
+        assert_eq!(
+            idx.search_with_mode(&data[0], 5, &|_| true).1,
+            SearchMode::Exact
+        );
+        for (i, v) in data.iter().enumerate().skip(199) {
+            idx.upsert(i as u64, v);
+        }
+        assert!(idx.has_graph());
+        assert_eq!(idx.len(), 400);
+        let (hits, mode) = idx.search_with_mode(&data[3], 10, &|_| true);
+        assert_eq!(mode, SearchMode::Graph);
+        assert_eq!(hits.len(), 10);
+        assert_eq!(hits[0].0, 3, "a stored vector is its own nearest neighbour");
+    }
+
+    #[test]
+    fn graph_recall_against_exact_is_high_on_small_data() {
+        let data = vectors(1000, 32, 11);
+        let mut idx = AnnIndex::new_bulk(32, small_config());
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        assert!(!idx.has_graph(), "bulk mode defers the graph");
+        idx.finish_bulk_load();
+        assert!(idx.has_graph());
+        let queries = vectors(50, 32, 99);
+        let mut found = 0;
+        for q in &queries {
+            let exact: HashSet<u64> = keys(&idx.search_exact(q, 10, &|_| true))
+                .into_iter()
+                .collect();
+            let (ann, mode) = idx.search_with_mode(q, 10, &|_| true);
+            assert_eq!(mode, SearchMode::Graph);
+            found += ann.iter().filter(|h| exact.contains(&h.0)).count();
+        }
+        let recall = found as f64 / (queries.len() * 10) as f64;
+        assert!(recall >= 0.95, "recall@10 {recall}");
+    }
+
+    #[test]
+    fn scores_and_order_match_exact_scores() {
+        let data = vectors(300, 16, 5);
+        let mut idx = AnnIndex::new(16, small_config());
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        let (hits, _) = idx.search_with_mode(&data[10], 8, &|_| true);
+        for w in hits.windows(2) {
+            assert!(w[0].1 >= w[1].1);
+        }
+        for (key, score) in hits {
+            assert_eq!(score, dot(&data[key as usize], &data[10]));
+        }
+    }
+
+    #[test]
+    fn removal_and_replacement_reach_the_graph() {
+        let data = vectors(300, 16, 3);
+        let mut idx = AnnIndex::new(16, small_config());
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        assert!(idx.has_graph());
+        assert!(idx.remove(42));
+        assert!(!idx.remove(42));
+        let (hits, _) = idx.search_with_mode(&data[42], 5, &|_| true);
+        assert!(!keys(&hits).contains(&42));
+        // Move key 7 onto key 100's vector: a search for that vector now finds both.
+        idx.upsert(7, &data[100]);
+        assert_eq!(idx.len(), 299);
+        let (hits, mode) = idx.search_with_mode(&data[100], 2, &|_| true);
+        assert_eq!(mode, SearchMode::Graph);
+        let mut top = keys(&hits);
+        top.sort_unstable();
+        assert_eq!(top, vec![7, 100]);
+    }
+
+    #[test]
+    fn selective_filter_falls_back_to_exact() {
+        let data = vectors(300, 16, 13);
+        let mut idx = AnnIndex::new(16, small_config());
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        // Only three keys pass: fewer than k, so the exact scan answers and finds all three.
+        let accept = |key: u64| key == 5 || key == 150 || key == 299;
+        let (hits, mode) = idx.search_with_mode(&data[0], 10, &accept);
+        assert_eq!(mode, SearchMode::Fallback);
+        assert_eq!(hits, idx.search_exact(&data[0], 10, &accept));
+        assert_eq!(hits.len(), 3);
+        // A filter admitting half the rows is served by the graph and honoured.
+        let (hits, mode) = idx.search_with_mode(&data[0], 10, &|k| k % 2 == 0);
+        assert_eq!(mode, SearchMode::Graph);
+        assert!(hits.iter().all(|h| h.0 % 2 == 0));
+        assert_eq!(hits.len(), 10);
+    }
+
+    #[test]
+    fn exact_only_config_never_builds_a_graph() {
+        let data = vectors(300, 8, 17);
+        let mut idx = AnnIndex::new(8, AnnConfig::exact_only());
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        idx.finish_bulk_load();
+        assert!(!idx.has_graph());
+        assert_eq!(idx.search(&data[1], 3, &|_| true)[0].0, 1);
+    }
+
+    #[test]
+    fn wrong_dimension_is_ignored() {
+        let mut idx = AnnIndex::new(4, small_config());
+        idx.upsert(1, &[1.0, 0.0]);
+        assert!(idx.is_empty());
+        assert!(idx.search(&[1.0, 0.0], 3, &|_| true).is_empty());
+    }
+}

@@ -1,0 +1,290 @@
+//! A minimal MCP client over streamable HTTP: JSON-RPC `tools/call` POSTs to `/mcp`.
+//!
+//! It sends `initialize` once (plus `notifications/initialized`), keeps an `Mcp-Session-Id` if
+//! the server hands one out, and reads either an `application/json` body or a
+//! `text/event-stream` body (the `data:` line carrying the response to our request id).
+//! Only loopback hosts are accepted.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("refusing to load-test {0}: only 127.0.0.0/8, localhost and [::1] are allowed")]
+    NotLoopback(String),
+    #[error("bad URL {url}: {message}")]
+    BadUrl { url: String, message: String },
+    #[error("transport: {0}")]
+    Transport(String),
+    #[error("HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("JSON-RPC error {code}: {message}")]
+    Rpc { code: i64, message: String },
+    #[error("tool error: {0}")]
+    Tool(String),
+    #[error("malformed response: {0}")]
+    Malformed(String),
+}
+
+impl CallError {
+    /// A short stable label for error counting ("http-503", "rpc--32602", "transport", ...).
+    pub fn label(&self) -> String {
+        match self {
+            CallError::NotLoopback(_) | CallError::BadUrl { .. } => "config".into(),
+            CallError::Transport(_) => "transport".into(),
+            CallError::Http { status, .. } => format!("http-{status}"),
+            CallError::Rpc { code, .. } => format!("rpc-{code}"),
+            CallError::Tool(_) => "tool".into(),
+            CallError::Malformed(_) => "malformed".into(),
+        }
+    }
+}
+
+/// Checks that `url` points at a loopback address.
+pub fn check_loopback(url: &str) -> Result<reqwest::Url, CallError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| CallError::BadUrl {
+        url: url.to_owned(),
+        message: e.to_string(),
+    })?;
+    let host = parsed.host_str().unwrap_or_default();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let ok = host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if ok {
+        Ok(parsed)
+    } else {
+        Err(CallError::NotLoopback(url.to_owned()))
+    }
+}
+
+/// One MCP session over streamable HTTP (cheap to share: the HTTP client pools connections).
+#[derive(Debug)]
+pub struct McpClient {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    token: Option<String>,
+    session: Option<String>,
+    next_id: AtomicU64,
+}
+
+impl McpClient {
+    /// Connects and initialises. `timeout` bounds every request.
+    pub async fn connect(
+        url: &str,
+        token: Option<String>,
+        timeout: Duration,
+    ) -> Result<Self, CallError> {
+        let url = check_loopback(url)?;
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .pool_max_idle_per_host(256)
+            .build()
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        let mut client = McpClient {
+            http,
+            url,
+            token,
+            session: None,
+            next_id: AtomicU64::new(1),
+        };
+        let init = json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "hindsight-load", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let (result, session) = client.rpc("initialize", init).await?;
+        if result.get("serverInfo").is_none() && result.get("protocolVersion").is_none() {
+            return Err(CallError::Malformed(format!(
+                "initialize result without serverInfo: {result}"
+            )));
+        }
+        client.session = session;
+        client.notify("notifications/initialized").await?;
+        Ok(client)
+    }
+
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(self.url.clone())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(s) = &self.session {
+            req = req.header("Mcp-Session-Id", s);
+        }
+        req
+    }
+
+    async fn notify(&self, method: &str) -> Result<(), CallError> {
+        let body = json!({"jsonrpc": "2.0", "method": method});
+        let resp = self
+            .request(&body)
+            .send()
+            .await
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let body = resp.text().await.unwrap_or_default();
+            return Err(CallError::Http {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        Ok(())
+    }
+
+    /// One JSON-RPC request; returns its `result` and any session id the server set.
+    async fn rpc(&self, method: &str, params: Value) -> Result<(Value, Option<String>), CallError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let resp = self
+            .request(&body)
+            .send()
+            .await
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        let status = resp.status();
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let is_sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| CallError::Transport(e.to_string()))?;
+        if !status.is_success() {
+            return Err(CallError::Http {
+                status: status.as_u16(),
+                body: text.chars().take(300).collect(),
+            });
+        }
+        let message = if is_sse {
+            sse_response(&text, id)?
+        } else {
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| CallError::Malformed(format!("{e}: {}", truncate(&text))))?
+        };
+        if let Some(err) = message.get("error") {
+            return Err(CallError::Rpc {
+                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        let result = message
+            .get("result")
+            .cloned()
+            .ok_or_else(|| CallError::Malformed(format!("no result: {}", truncate(&text))))?;
+        Ok((result, session))
+    }
+
+    /// Calls a tool and returns its structured result (or the JSON in its first text block).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, CallError> {
+        let (result, _) = self
+            .rpc("tools/call", json!({"name": name, "arguments": arguments}))
+            .await?;
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return Err(CallError::Tool(truncate(&result.to_string())));
+        }
+        if let Some(s) = result.get("structuredContent") {
+            return Ok(s.clone());
+        }
+        let text = result
+            .pointer("/content/0/text")
+            .and_then(Value::as_str)
+            .unwrap_or("null");
+        Ok(serde_json::from_str(text).unwrap_or(Value::String(text.to_owned())))
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+/// The JSON-RPC message with `id` among the `data:` events of an SSE body.
+fn sse_response(body: &str, id: u64) -> Result<Value, CallError> {
+    let mut data = String::new();
+    let mut found = None;
+    let mut flush = |data: &mut String| {
+        if !data.is_empty() {
+            if let Ok(v) = serde_json::from_str::<Value>(data)
+                && v.get("id").and_then(Value::as_u64) == Some(id)
+            {
+                found = Some(v);
+            }
+            data.clear();
+        }
+    };
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        } else if line.is_empty() {
+            flush(&mut data);
+        }
+    }
+    flush(&mut data);
+    found.ok_or_else(|| {
+        CallError::Malformed(format!("no SSE event for id {id}: {}", truncate(body)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_accepted() {
+        for ok in [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.1.2.3/mcp",
+            "http://localhost:1/mcp",
+            "http://[::1]:9/mcp",
+        ] {
+            assert!(check_loopback(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://10.0.0.1/mcp",
+            "http://192.168.1.2:80/mcp",
+            "http://example.com/mcp",
+            "http://8.8.8.8/mcp",
+        ] {
+            assert!(
+                matches!(check_loopback(bad), Err(CallError::NotLoopback(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            check_loopback("not a url"),
+            Err(CallError::BadUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn sse_body_yields_the_matching_response() {
+        let body = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n\
+                    event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"ok\":true}}\n\n";
+        let v = sse_response(body, 7).expect("found");
+        assert_eq!(v["result"]["ok"], json!(true));
+        assert!(sse_response(body, 8).is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! Load harness for a running hindsight MCP server (`hindsight load`).
+//!
+//! - [`prefill`] writes N memories (the shipped dataset's texts, then [`memories`] from a seeded
+//!   generator) into a data directory through `Engine::import`, before the server starts; the
+//!   caller hands in a disk-cached embedder so the texts are embedded once. [`PrefillManifest`]
+//!   records what was written.
+//! - [`McpClient`] is a minimal MCP client over streamable HTTP (JSON-RPC POSTs, JSON or SSE
+//!   answers); it refuses any host that is not loopback ([`check_loopback`]).
+//! - [`run`] drives the server with a [`Mix`] of `memory_search` / `memory_store` /
+//!   `memory_update` calls: a closed loop per concurrency level and an open loop per request
+//!   rate (latency from the intended send time), each in a `cold` [`Phase`] (every query new to
+//!   the server) and a `warm` one (repeated, pre-warmed queries). Latencies go into HDR
+//!   histograms; the result is a [`hindsight_eval::LoadSummary`], which `hindsight-eval` renders.
+//! - [`ann_recall`] measures HNSW recall@k against the exact scan over real stored vectors.
+
+mod client;
+mod prefill;
+mod run;
+mod synth;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use hindsight_eval::{LoadLevel, LoadSummary};
+use serde_json::Value;
+
+pub use client::{CallError, McpClient, check_loopback};
+pub use prefill::{MANIFEST, PrefillManifest, ann_recall, prefill, prefill_records};
+pub use run::{Bounds, Mix, Phase, SEARCH, STORE, UPDATE, Workload};
+pub use synth::{cold_query, memories, queries};
+
+/// Errors of the load harness.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Core(#[from] hindsight_core::Error),
+    #[error(transparent)]
+    Call(#[from] CallError),
+    #[error("{0}")]
+    Input(String),
+}
+
+/// What [`run`] does.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:8765/mcp` (loopback only).
+    pub url: String,
+    pub token: Option<String>,
+    /// Closed-loop client counts, run in order.
+    pub concurrency: Vec<u32>,
+    /// Open-loop request rates (per second), run in order after the closed loop.
+    pub rates: Vec<f64>,
+    /// In-flight cap of the open loop.
+    pub max_inflight: u32,
+    pub phases: Vec<Phase>,
+    /// Per level: wall time and request cap.
+    pub bounds: Bounds,
+    pub mix: Mix,
+    pub top_k: usize,
+    /// How many distinct queries the warm phase repeats.
+    pub warm_queries: usize,
+    /// Generated queries added to the logged ones.
+    pub generated_queries: usize,
+    pub namespace: Option<String>,
+    pub seed: u64,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            url: "http://127.0.0.1:8765/mcp".into(),
+            token: None,
+            concurrency: vec![1, 2, 4, 8, 16, 32, 64],
+            rates: vec![],
+            max_inflight: 256,
+            phases: vec![Phase::Cold, Phase::Warm],
+            bounds: Bounds {
+                duration: Duration::from_secs(10),
+                max_requests: 20_000,
+            },
+            mix: Mix::default(),
+            top_k: 5,
+            warm_queries: 200,
+            generated_queries: 1000,
+            namespace: None,
+            seed: 0x10AD,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `GET /healthz` next to the MCP endpoint (memories, embedder), if the server has one.
+pub async fn health(url: &str) -> Option<Value> {
+    let mut u = check_loopback(url).ok()?;
+    u.set_path("/healthz");
+    let resp = reqwest::Client::new()
+        .get(u)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    resp.json::<Value>().await.ok()
+}
+
+/// Runs every phase and level of `config` against the server; `logged` are query texts from a
+/// query log (the shipped dataset's), mixed with generated ones. `on_level` sees each level as it
+/// finishes (progress output).
+pub async fn run(
+    config: &RunConfig,
+    logged: Vec<String>,
+    mut on_level: impl FnMut(&LoadLevel),
+) -> Result<LoadSummary, LoadError> {
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let client = McpClient::connect(&config.url, config.token.clone(), config.timeout).await?;
+    let healthz = health(&config.url).await;
+    let mut queries = logged;
+    queries.extend(synth::queries(config.generated_queries, config.seed));
+    if queries.is_empty() {
+        return Err(LoadError::Input("no queries to send".into()));
+    }
+    // Interleave so the warm set mixes logged and generated queries.
+    let mut rng_order: Vec<(u64, String)> = queries
+        .into_iter()
+        .enumerate()
+        .map(|(i, q)| {
+            (
+                (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ config.seed,
+                q,
+            )
+        })
+        .collect();
+    rng_order.sort_by_key(|(k, _)| *k);
+    let queries: Vec<String> = rng_order.into_iter().map(|(_, q)| q).collect();
+    let run_id = (chrono::Utc::now().timestamp_micros() as u64) ^ config.seed;
+    let workload = Arc::new(Workload {
+        client,
+        mix: config.mix,
+        top_k: config.top_k,
+        warm: config.warm_queries.min(queries.len()).max(1),
+        queries,
+        namespace: config.namespace.clone(),
+        seed: config.seed,
+        ids: tokio::sync::Mutex::new(Vec::new()),
+        counter: AtomicU64::new(0),
+        run_id,
+    });
+    let mut notes = Vec::new();
+    let mut levels = Vec::new();
+    for &phase in &config.phases {
+        if phase == Phase::Warm {
+            let errors = workload.prewarm().await;
+            if errors > 0 {
+                notes.push(format!(
+                    "{errors} errors while pre-warming the warm query set"
+                ));
+            }
+        }
+        for &c in &config.concurrency {
+            let level = workload.closed_loop(phase, c.max(1), config.bounds).await;
+            on_level(&level);
+            levels.push(level);
+        }
+        for &rate in &config.rates {
+            let level = workload
+                .open_loop(phase, rate, config.max_inflight, config.bounds)
+                .await;
+            on_level(&level);
+            levels.push(level);
+        }
+    }
+    notes.push(format!(
+        "warm phase repeats {} distinct queries (pre-warmed once, unmeasured); cold-phase queries carry a unique suffix so the server embeds every one",
+        workload.warm
+    ));
+    Ok(LoadSummary {
+        url: config.url.clone(),
+        started_at,
+        memories: healthz
+            .as_ref()
+            .and_then(|h| h.get("memories"))
+            .and_then(Value::as_u64),
+        embedder: healthz
+            .as_ref()
+            .and_then(|h| h.get("embedder"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        mix: config.mix.as_map(),
+        levels,
+        ann: None,
+        notes,
+    })
+}

@@ -1,0 +1,214 @@
+//! Pre-filling a data directory before the server starts, and ANN recall on its vectors.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
+use hindsight_embed::Embedder;
+use hindsight_engine::Engine;
+use hindsight_eval::AnnRecall;
+use hindsight_index::{AnnConfig, AnnIndex, FlatIndex};
+use hindsight_store_sqlite::SqliteStore;
+use serde::{Deserialize, Serialize};
+
+use crate::LoadError;
+use crate::synth;
+
+/// File in the data directory that records how it was pre-filled.
+pub const MANIFEST: &str = "load-prefill.json";
+
+/// How a data directory was pre-filled (written as [`MANIFEST`]); enough to regenerate the texts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrefillManifest {
+    pub namespace: String,
+    /// Total memories written (dataset memories first, then generated ones).
+    pub memories: usize,
+    /// Memory texts taken from the shipped dataset.
+    pub from_dataset: usize,
+    pub seed: u64,
+    pub embedder: String,
+    pub seconds: f64,
+}
+
+impl PrefillManifest {
+    pub fn read(data_dir: &Path) -> Result<Self, LoadError> {
+        let path = data_dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| LoadError::Input(format!("reading {}: {e}", path.display())))?;
+        serde_json::from_str(&text)
+            .map_err(|e| LoadError::Input(format!("{}: {e}", path.display())))
+    }
+}
+
+/// The memories a prefill of `n` writes: the dataset's texts (moved to `namespace`) then
+/// generated ones, `n` in all.
+pub fn prefill_records(
+    n: usize,
+    namespace: &str,
+    seed: u64,
+    dataset_texts: &[NewMemory],
+) -> Vec<NewMemory> {
+    let mut out: Vec<NewMemory> = dataset_texts
+        .iter()
+        .take(n)
+        .map(|m| {
+            let mut m = m.clone();
+            m.namespace = Namespace::new(namespace);
+            m.id = None;
+            m
+        })
+        .collect();
+    let rest = n - out.len();
+    out.extend(synth::memories(rest, namespace, seed));
+    out
+}
+
+/// Writes `n` memories into a fresh store at `data_dir` through [`Engine::import`] (batches of
+/// 256; the embedder should be disk-cached so a second prefill embeds nothing). The store is
+/// opened exact-only, so no HNSW graph is built during the prefill: the server builds it at open.
+#[allow(clippy::too_many_arguments)] // a flat command surface; a config struct is the follow-up
+pub async fn prefill(
+    data_dir: &Path,
+    n: usize,
+    namespace: &str,
+    seed: u64,
+    dataset_texts: &[NewMemory],
+    embedder: Arc<dyn Embedder>,
+    now: DateTime<Utc>,
+    progress: impl FnMut(usize),
+) -> Result<PrefillManifest, LoadError> {
+    let started = Instant::now();
+    let space = embedder.space();
+    let store = SqliteStore::open_with(data_dir, space.clone(), AnnConfig::exact_only()).await?;
+    let stats = store.stats().await?;
+    if stats.memories > 0 {
+        return Err(LoadError::Input(format!(
+            "{} already holds {} memories; prefill needs an empty data directory",
+            data_dir.display(),
+            stats.memories
+        )));
+    }
+    let store: Arc<dyn Store> = Arc::new(store);
+    let engine = Engine::builder(store.clone(), embedder).build()?;
+    let records = prefill_records(n, namespace, seed, dataset_texts);
+    let from_dataset = dataset_texts.len().min(n);
+    engine.import(records, 256, now, progress).await?;
+    store.flush().await?;
+    let manifest = PrefillManifest {
+        namespace: namespace.to_owned(),
+        memories: n,
+        from_dataset,
+        seed,
+        embedder: space.to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    let path = data_dir.join(MANIFEST);
+    let json = serde_json::to_string_pretty(&manifest)
+        .map_err(|e| LoadError::Input(format!("serialising the manifest: {e}")))?;
+    std::fs::write(&path, json)
+        .map_err(|e| LoadError::Input(format!("writing {}: {e}", path.display())))?;
+    Ok(manifest)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+/// Recall@`k` of the HNSW graph against the exact scan over `vectors`, for `queries`, with the
+/// store's default [`AnnConfig`] (graph forced on regardless of the threshold).
+pub fn ann_recall(vectors: &[Vec<f32>], queries: &[Vec<f32>], k: usize) -> AnnRecall {
+    let dim = vectors.first().map_or(0, Vec::len);
+    let config = AnnConfig {
+        threshold: 0,
+        ..AnnConfig::default()
+    };
+    let mut flat = FlatIndex::with_capacity(dim, vectors.len());
+    let mut ann = AnnIndex::new_bulk(dim, config);
+    for (i, v) in vectors.iter().enumerate() {
+        flat.upsert(i as u64, v);
+        ann.upsert(i as u64, v);
+    }
+    let started = Instant::now();
+    ann.finish_bulk_load();
+    let build_s = started.elapsed().as_secs_f64();
+    let (mut exact_ms, mut ann_ms) = (Vec::new(), Vec::new());
+    let mut found = 0usize;
+    let mut wanted = 0usize;
+    for q in queries {
+        let t = Instant::now();
+        let exact = flat.search(q, k, &|_| true);
+        exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let approx = ann.search(q, k, &|_| true);
+        ann_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        wanted += exact.len();
+        found += exact
+            .iter()
+            .filter(|(key, _)| approx.iter().any(|(a, _)| a == key))
+            .count();
+    }
+    exact_ms.sort_by(f64::total_cmp);
+    ann_ms.sort_by(f64::total_cmp);
+    AnnRecall {
+        vectors: vectors.len() as u64,
+        queries: queries.len() as u64,
+        k: k as u64,
+        recall: if wanted == 0 {
+            1.0
+        } else {
+            found as f64 / wanted as f64
+        },
+        ann_p50_ms: percentile(&ann_ms, 0.5),
+        ann_p99_ms: percentile(&ann_ms, 0.99),
+        exact_p50_ms: percentile(&exact_ms, 0.5),
+        exact_p99_ms: percentile(&exact_ms, 0.99),
+        params: BTreeMap::from([
+            ("M".to_owned(), config.connectivity as u64),
+            ("ef_construction".to_owned(), config.expansion_add as u64),
+            ("ef".to_owned(), config.expansion_search as u64),
+        ]),
+        build_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::MemoryKind;
+
+    #[test]
+    fn records_take_dataset_texts_first_then_generate() {
+        let ds = vec![
+            NewMemory::new("customer-service", MemoryKind::Semantic, "from the dataset"),
+            NewMemory::new("ops", MemoryKind::Episodic, "second dataset text"),
+        ];
+        let r = prefill_records(5, "default", 1, &ds);
+        assert_eq!(r.len(), 5);
+        assert_eq!(r[0].content, "from the dataset");
+        assert!(
+            r.iter()
+                .all(|m| m.namespace.as_str() == "default" && m.id.is_none())
+        );
+        assert_eq!(prefill_records(1, "default", 1, &ds).len(), 1);
+    }
+
+    #[test]
+    fn recall_is_one_when_vectors_are_few_and_distinct() {
+        let vectors: Vec<Vec<f32>> = (0..50)
+            .map(|i| {
+                let a = i as f32 * 0.1;
+                vec![a.cos(), a.sin(), 0.0, 0.0]
+            })
+            .collect();
+        let r = ann_recall(&vectors, &vectors[..10], 5);
+        assert_eq!(r.vectors, 50);
+        assert_eq!(r.recall, 1.0);
+    }
+}

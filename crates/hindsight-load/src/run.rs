@@ -1,0 +1,501 @@
+//! The drivers: closed loop at fixed concurrency and open loop at fixed rates, per phase.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use hindsight_eval::{LoadLevel, OpStats};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::client::{CallError, McpClient};
+use crate::synth;
+
+pub const SEARCH: &str = "memory_search";
+pub const STORE: &str = "memory_store";
+pub const UPDATE: &str = "memory_update";
+
+/// Percentages of each operation (normalised when drawing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mix {
+    pub search: f64,
+    pub store: f64,
+    pub update: f64,
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            search: 80.0,
+            store: 15.0,
+            update: 5.0,
+        }
+    }
+}
+
+impl Mix {
+    /// Parses `search=80,store=15,update=5` (missing operations get 0).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut mix = Mix {
+            search: 0.0,
+            store: 0.0,
+            update: 0.0,
+        };
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("mix entry {part:?}: expected op=percent"))?;
+            let v: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("mix entry {part:?}: {v:?} is not a number"))?;
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("mix entry {part:?}: must be >= 0"));
+            }
+            match k.trim() {
+                "search" => mix.search = v,
+                "store" => mix.store = v,
+                "update" => mix.update = v,
+                other => {
+                    return Err(format!(
+                        "mix: unknown operation {other:?} (search, store, update)"
+                    ));
+                }
+            }
+        }
+        if mix.search + mix.store + mix.update <= 0.0 {
+            return Err("mix: percentages sum to 0".into());
+        }
+        Ok(mix)
+    }
+
+    pub fn as_map(&self) -> BTreeMap<String, f64> {
+        let total = self.search + self.store + self.update;
+        BTreeMap::from([
+            (SEARCH.to_owned(), 100.0 * self.search / total),
+            (STORE.to_owned(), 100.0 * self.store / total),
+            (UPDATE.to_owned(), 100.0 * self.update / total),
+        ])
+    }
+
+    fn pick(&self, rng: &mut ChaCha8Rng) -> &'static str {
+        let total = self.search + self.store + self.update;
+        let x = rng.random::<f64>() * total;
+        if x < self.search {
+            SEARCH
+        } else if x < self.search + self.store {
+            STORE
+        } else {
+            UPDATE
+        }
+    }
+}
+
+/// Whether searches use new queries (embedding computed by the server) or repeat cached ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Every search query is unique: the server's query-embedding cache never hits.
+    Cold,
+    /// Searches repeat a small pre-warmed set: embeddings come from the server's cache.
+    Warm,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Cold => "cold",
+            Phase::Warm => "warm",
+        }
+    }
+}
+
+/// Shared inputs of every level.
+#[derive(Debug)]
+pub struct Workload {
+    pub client: McpClient,
+    pub mix: Mix,
+    pub top_k: usize,
+    /// Base query texts (the dataset's query log plus generated queries).
+    pub queries: Vec<String>,
+    /// Queries of the warm phase (a prefix of `queries`, sent once before it).
+    pub warm: usize,
+    /// Namespace passed with every call (`None`: the token's default).
+    pub namespace: Option<String>,
+    pub seed: u64,
+    /// Ids usable by `memory_update` (filled from search hits and stores).
+    pub ids: Mutex<Vec<String>>,
+    /// Makes cold queries and stored texts unique across levels and runs.
+    pub counter: AtomicU64,
+    pub run_id: u64,
+}
+
+/// Limits of one level.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub duration: Duration,
+    pub max_requests: u64,
+}
+
+struct Recorder {
+    hist: BTreeMap<&'static str, Histogram<u64>>,
+    errors: BTreeMap<&'static str, BTreeMap<String, u64>>,
+}
+
+fn new_hist() -> Histogram<u64> {
+    // 1 µs .. 10 min, 3 significant digits; the bounds are constants, so this cannot fail.
+    Histogram::new_with_bounds(1, 600_000_000, 3).unwrap_or_else(|_| {
+        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is valid"))
+    })
+}
+
+impl Recorder {
+    fn new() -> Self {
+        Recorder {
+            hist: BTreeMap::new(),
+            errors: BTreeMap::new(),
+        }
+    }
+
+    fn record(&mut self, op: &'static str, latency: Duration, result: Result<(), String>) {
+        let us = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.hist
+            .entry(op)
+            .or_insert_with(new_hist)
+            .saturating_record(us);
+        if let Err(label) = result {
+            *self.errors.entry(op).or_default().entry(label).or_default() += 1;
+        }
+    }
+
+    fn merge(&mut self, other: Recorder) {
+        for (op, h) in other.hist {
+            let mine = self.hist.entry(op).or_insert_with(new_hist);
+            // Same bounds on both sides: adding cannot fail.
+            let _ = mine.add(&h);
+        }
+        for (op, errs) in other.errors {
+            for (label, n) in errs {
+                *self.errors.entry(op).or_default().entry(label).or_default() += n;
+            }
+        }
+    }
+
+    fn level(
+        &self,
+        phase: Phase,
+        mode: &str,
+        concurrency: u32,
+        rate: Option<f64>,
+        secs: f64,
+    ) -> LoadLevel {
+        let stats = |op: String, h: &Histogram<u64>, errors: BTreeMap<String, u64>| {
+            let n_err: u64 = errors.values().sum();
+            let ms = |us: u64| us as f64 / 1000.0;
+            OpStats {
+                op,
+                count: h.len(),
+                errors: n_err,
+                error_kinds: errors,
+                throughput: h.len().saturating_sub(n_err) as f64 / secs.max(1e-9),
+                mean_ms: h.mean() / 1000.0,
+                p50_ms: ms(h.value_at_quantile(0.5)),
+                p95_ms: ms(h.value_at_quantile(0.95)),
+                p99_ms: ms(h.value_at_quantile(0.99)),
+                max_ms: ms(h.max()),
+            }
+        };
+        let mut ops = Vec::new();
+        let mut all = new_hist();
+        let mut all_errors: BTreeMap<String, u64> = BTreeMap::new();
+        for (op, h) in &self.hist {
+            let _ = all.add(h);
+            let errors = self.errors.get(op).cloned().unwrap_or_default();
+            for (k, v) in &errors {
+                *all_errors.entry(k.clone()).or_default() += v;
+            }
+            ops.push(stats((*op).to_owned(), h, errors));
+        }
+        ops.push(stats("all".to_owned(), &all, all_errors));
+        LoadLevel {
+            phase: phase.as_str().to_owned(),
+            mode: mode.to_owned(),
+            concurrency,
+            target_rate: rate,
+            duration_s: secs,
+            ops,
+        }
+    }
+}
+
+impl Workload {
+    fn args(&self, mut v: Value) -> Value {
+        if let (Some(ns), Some(obj)) = (&self.namespace, v.as_object_mut()) {
+            obj.insert("namespace".into(), Value::String(ns.clone()));
+        }
+        v
+    }
+
+    fn search_query(&self, phase: Phase, rng: &mut ChaCha8Rng) -> String {
+        match phase {
+            Phase::Warm => {
+                let n = self.warm.clamp(1, self.queries.len().max(1));
+                self.queries
+                    .get(rng.random_range(0..n))
+                    .cloned()
+                    .unwrap_or_default()
+            }
+            Phase::Cold => {
+                let base = self
+                    .queries
+                    .get(rng.random_range(0..self.queries.len().max(1)))
+                    .cloned()
+                    .unwrap_or_else(|| "what happened".into());
+                synth::cold_query(
+                    &base,
+                    self.run_id,
+                    self.counter.fetch_add(1, Ordering::Relaxed),
+                )
+            }
+        }
+    }
+
+    async fn remember_ids(&self, result: &Value) {
+        let mut found: Vec<String> = Vec::new();
+        if let Some(id) = result.get("id").and_then(Value::as_str) {
+            found.push(id.to_owned());
+        }
+        if let Some(hits) = result.get("hits").and_then(Value::as_array) {
+            found.extend(
+                hits.iter()
+                    .filter_map(|h| h.get("id").and_then(Value::as_str))
+                    .map(str::to_owned),
+            );
+        }
+        if !found.is_empty() {
+            let mut ids = self.ids.lock().await;
+            if ids.len() < 10_000 {
+                ids.extend(found);
+            }
+        }
+    }
+
+    /// Runs one operation; the op actually run (an update without known ids becomes a search).
+    async fn one(
+        &self,
+        op: &'static str,
+        phase: Phase,
+        rng: &mut ChaCha8Rng,
+    ) -> (&'static str, Result<(), String>) {
+        let (op, name, args) = match op {
+            STORE => {
+                let i = self.counter.fetch_add(1, Ordering::Relaxed);
+                let mut m = synth::memories(1, "x", self.seed ^ i ^ (self.run_id << 20))
+                    .pop()
+                    .map(|m| (m.content, m.tags))
+                    .unwrap_or_default();
+                m.0 = format!("{} (load {:x}-{i})", m.0, self.run_id);
+                (STORE, STORE, json!({"content": m.0, "tags": m.1}))
+            }
+            UPDATE => {
+                let id = {
+                    let ids = self.ids.lock().await;
+                    (!ids.is_empty()).then(|| ids[rng.random_range(0..ids.len())].clone())
+                };
+                match id {
+                    Some(id) => (
+                        UPDATE,
+                        UPDATE,
+                        json!({"id": id, "importance": (rng.random_range(1..=9u32) as f64) / 10.0}),
+                    ),
+                    None => (
+                        SEARCH,
+                        SEARCH,
+                        json!({"query": self.search_query(phase, rng), "top_k": self.top_k}),
+                    ),
+                }
+            }
+            _ => (
+                SEARCH,
+                SEARCH,
+                json!({"query": self.search_query(phase, rng), "top_k": self.top_k}),
+            ),
+        };
+        match self.client.call_tool(name, self.args(args)).await {
+            Ok(v) => {
+                if op != UPDATE {
+                    self.remember_ids(&v).await;
+                }
+                (op, Ok(()))
+            }
+            Err(e) => (op, Err(error_label(&e))),
+        }
+    }
+
+    /// Sends each warm query once (unmeasured), so the warm phase hits the server's cache.
+    pub async fn prewarm(&self) -> u64 {
+        let mut errors = 0;
+        for q in self.queries.iter().take(self.warm) {
+            let args = self.args(json!({"query": q, "top_k": self.top_k}));
+            match self.client.call_tool(SEARCH, args).await {
+                Ok(v) => self.remember_ids(&v).await,
+                Err(_) => errors += 1,
+            }
+        }
+        errors
+    }
+
+    /// Closed loop: `concurrency` clients, each sending its next request when the last answered.
+    pub async fn closed_loop(
+        self: &Arc<Self>,
+        phase: Phase,
+        concurrency: u32,
+        bounds: Bounds,
+    ) -> LoadLevel {
+        let started = Instant::now();
+        let deadline = started + bounds.duration;
+        let budget = Arc::new(AtomicU64::new(bounds.max_requests));
+        let mut tasks = Vec::new();
+        for worker in 0..concurrency {
+            let w = Arc::clone(self);
+            let budget = Arc::clone(&budget);
+            tasks.push(tokio::spawn(async move {
+                let mut rng = ChaCha8Rng::seed_from_u64(
+                    w.seed ^ (u64::from(worker) << 32) ^ w.counter.load(Ordering::Relaxed),
+                );
+                let mut rec = Recorder::new();
+                while Instant::now() < deadline
+                    && budget
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1))
+                        .is_ok()
+                {
+                    let op = w.mix.pick(&mut rng);
+                    let t = Instant::now();
+                    let (op, result) = w.one(op, phase, &mut rng).await;
+                    rec.record(op, t.elapsed(), result);
+                }
+                rec
+            }));
+        }
+        let mut total = Recorder::new();
+        for t in tasks {
+            match t.await {
+                Ok(rec) => total.merge(rec),
+                Err(e) => tracing::warn!(error = %e, "load worker panicked"),
+            }
+        }
+        total.level(
+            phase,
+            "closed",
+            concurrency,
+            None,
+            started.elapsed().as_secs_f64(),
+        )
+    }
+
+    /// Open loop: requests are due at `rate` per second regardless of answers; latency counts
+    /// from the due time (coordinated-omission correction), so a stalled server shows up as
+    /// latency instead of as fewer requests. At most `max_inflight` requests run at once; a
+    /// request waiting for a slot is already late, and that wait is counted.
+    pub async fn open_loop(
+        self: &Arc<Self>,
+        phase: Phase,
+        rate: f64,
+        max_inflight: u32,
+        bounds: Bounds,
+    ) -> LoadLevel {
+        let started = Instant::now();
+        let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
+        let total_due =
+            ((bounds.duration.as_secs_f64() * rate).floor() as u64).min(bounds.max_requests);
+        let slots = Arc::new(tokio::sync::Semaphore::new(max_inflight.max(1) as usize));
+        let recorder = Arc::new(std::sync::Mutex::new(Recorder::new()));
+        let mut rng =
+            ChaCha8Rng::seed_from_u64(self.seed ^ 0x0BE7 ^ self.counter.load(Ordering::Relaxed));
+        let mut tasks = Vec::with_capacity(total_due as usize);
+        let t0 = tokio::time::Instant::now();
+        for i in 0..total_due {
+            let due = t0 + interval.mul_f64(i as f64);
+            tokio::time::sleep_until(due).await;
+            let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+                break;
+            };
+            let w = Arc::clone(self);
+            let rec = Arc::clone(&recorder);
+            let op = self.mix.pick(&mut rng);
+            let mut task_rng = ChaCha8Rng::seed_from_u64(rng.random());
+            tasks.push(tokio::spawn(async move {
+                let (op, result) = w.one(op, phase, &mut task_rng).await;
+                let latency = due.elapsed();
+                drop(permit);
+                if let Ok(mut r) = rec.lock() {
+                    r.record(op, latency, result);
+                }
+            }));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        match recorder.lock() {
+            Ok(r) => r.level(phase, "open", max_inflight, Some(rate), secs),
+            Err(_) => Recorder::new().level(phase, "open", max_inflight, Some(rate), secs),
+        }
+    }
+}
+
+fn error_label(e: &CallError) -> String {
+    e.label()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_parses_and_normalises() {
+        let m = Mix::parse("search=8, store=1.5,update=0.5").expect("valid mix");
+        let map = m.as_map();
+        assert!((map[SEARCH] - 80.0).abs() < 1e-9);
+        assert!((map[STORE] - 15.0).abs() < 1e-9);
+        assert!(Mix::parse("search=x").is_err());
+        assert!(Mix::parse("delete=5").is_err());
+        assert!(Mix::parse("search=0").is_err());
+        let only = Mix::parse("search=1").expect("valid");
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert!((0..100).all(|_| only.pick(&mut rng) == SEARCH));
+    }
+
+    #[test]
+    fn default_mix_draws_roughly_its_shares() {
+        let m = Mix::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let n = 20_000;
+        let searches = (0..n).filter(|_| m.pick(&mut rng) == SEARCH).count();
+        let share = searches as f64 / n as f64;
+        assert!((0.78..0.82).contains(&share), "search share {share}");
+    }
+
+    #[test]
+    fn recorder_reports_percentiles_and_errors() {
+        let mut r = Recorder::new();
+        for ms in 1..=100u64 {
+            r.record(SEARCH, Duration::from_millis(ms), Ok(()));
+        }
+        r.record(STORE, Duration::from_millis(5), Err("http-500".into()));
+        let level = r.level(Phase::Warm, "closed", 4, None, 2.0);
+        let s = level.op(SEARCH).expect("search stats");
+        assert_eq!(s.count, 100);
+        assert!((s.p50_ms - 50.0).abs() < 0.1, "{}", s.p50_ms);
+        assert!((s.p99_ms - 99.0).abs() < 0.1, "{}", s.p99_ms);
+        assert!((s.throughput - 50.0).abs() < 1e-9);
+        let all = level.op("all").expect("all");
+        assert_eq!((all.count, all.errors), (101, 1));
+        assert_eq!(all.error_kinds["http-500"], 1);
+    }
+}
