@@ -5,7 +5,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use hindsight_core::{EmbeddingSpace, Store};
+use hindsight_store_qdrant::{QdrantConfig, QdrantStore};
 use hindsight_store_sqlite::SqliteStore;
+
+mod services;
+pub use services::{PgBackend, fresh_postgres, open_working_memory};
 
 /// A parsed backend URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +18,12 @@ pub enum BackendUrl {
     Sqlite(PathBuf),
     /// `sqlite://:memory:`: a throwaway in-memory store (evaluation).
     SqliteMemory,
+    /// `qdrant://HOST:PORT[?prefix=NAME&api_key=KEY]` (also `qdrant+http://`, `qdrant+https://`):
+    /// one collection per embedding space on a Qdrant server (gRPC port, 6334 by default).
+    Qdrant(QdrantConfig),
+    /// `postgres://USER@HOST:PORT/DB[?schema=NAME]` (also `postgresql://`): PostgreSQL + pgvector,
+    /// tables in schema NAME (default `hindsight`).
+    Postgres(PgBackend),
 }
 
 impl BackendUrl {
@@ -25,15 +35,23 @@ impl BackendUrl {
             "sqlite" if rest == ":memory:" => Ok(BackendUrl::SqliteMemory),
             "sqlite" if !rest.is_empty() => Ok(BackendUrl::Sqlite(PathBuf::from(rest))),
             "sqlite" => bail!("backend URL {url:?}: missing directory after sqlite://"),
-            "postgres" | "postgresql" | "qdrant" | "redis" => {
-                bail!("backend {scheme}:// is not available in this build yet (only sqlite://)")
+            "qdrant" | "qdrant+http" | "qdrant+https" => Ok(BackendUrl::Qdrant(
+                QdrantConfig::from_url(url).with_context(|| format!("backend URL {url:?}"))?,
+            )),
+            "postgres" | "postgresql" => Ok(BackendUrl::Postgres(PgBackend::parse(url)?)),
+            "redis" => {
+                bail!("redis:// is a working-memory URL, not a store: pass it as --working-memory")
             }
             other => bail!("unknown backend scheme {other:?} in {url:?} (expected sqlite://)"),
         }
     }
 
     pub fn name(&self) -> &'static str {
-        "sqlite"
+        match self {
+            BackendUrl::Sqlite(_) | BackendUrl::SqliteMemory => "sqlite",
+            BackendUrl::Qdrant(_) => "qdrant",
+            BackendUrl::Postgres(_) => "postgres",
+        }
     }
 }
 
@@ -54,7 +72,30 @@ pub async fn open_store(url: &BackendUrl, space: EmbeddingSpace) -> Result<Arc<d
                 .await
                 .context("opening in-memory store")?,
         ),
+        BackendUrl::Qdrant(config) => Arc::new(
+            QdrantStore::open(config.clone(), space)
+                .await
+                .with_context(|| format!("opening Qdrant store at {}", config.url))?,
+        ),
+        BackendUrl::Postgres(pg) => Arc::new(services::open_postgres(pg, space).await?),
     })
+}
+
+/// A Qdrant configuration with no collection yet: prefix `{prefix}_{label}` (label reduced to
+/// `[A-Za-z0-9-]`), with every collection left under it by an earlier run deleted. `eval` uses it for
+/// its fresh store per dataset.
+pub async fn fresh_qdrant(config: &QdrantConfig, label: &str) -> Result<QdrantConfig> {
+    let label: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let mut prefix = format!("{}_{label}", config.prefix);
+    prefix.truncate(64);
+    let fresh = config.clone().with_prefix(prefix);
+    QdrantStore::drop_prefix(&fresh)
+        .await
+        .with_context(|| format!("clearing Qdrant prefix {:?} at {}", fresh.prefix, fresh.url))?;
+    Ok(fresh)
 }
 
 #[cfg(test)]
@@ -72,6 +113,22 @@ mod tests {
             BackendUrl::SqliteMemory
         );
         assert!(BackendUrl::parse("/tmp/x").is_err());
+        let q = BackendUrl::parse("qdrant://127.0.0.1:6334?prefix=hs").expect("qdrant");
+        assert_eq!(q.name(), "qdrant");
+        let BackendUrl::Qdrant(cfg) = q else {
+            panic!("expected a Qdrant URL")
+        };
+        assert_eq!(
+            (cfg.url.as_str(), cfg.prefix.as_str()),
+            ("http://127.0.0.1:6334", "hs")
+        );
+        assert!(
+            format!(
+                "{:#}",
+                BackendUrl::parse("qdrant://h:x").expect_err("bad port")
+            )
+            .contains("bad port")
+        );
         assert!(
             BackendUrl::parse("mysql://x")
                 .expect_err("unknown")

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use backend::{BackendUrl, open_store};
+pub use backend::{BackendUrl, open_store, open_working_memory};
 
 /// hindsight: an agent-memory server and its evaluation harness.
 #[derive(Debug, Parser)]
@@ -36,6 +36,9 @@ pub struct Cli {
         default_value = "minilm"
     )]
     pub embedder: String,
+    /// Working memory for `serve`: `redis://HOST:PORT[/DB]`, or `memory://` (in-process, default).
+    #[arg(long, global = true, env = "HINDSIGHT_WORKING_MEMORY")]
+    pub working_memory: Option<String>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
@@ -52,6 +55,8 @@ pub enum Command {
     Ingest(commands::ingest::Args),
     /// Search memories (vector + BM25 + structured paths, fused and ranked).
     Search(commands::search::Args),
+    /// Run the MCP server (memory tools) over stdio or streamable HTTP.
+    Serve(commands::serve::Args),
     /// Soft-delete a memory (status `forgotten`, with a reason).
     Forget(commands::forget::ForgetArgs),
     /// Restore a superseded / deprecated / forgotten memory to active.
@@ -73,6 +78,15 @@ pub enum Command {
     /// Replace the committed baseline with a summary (explicit, reviewed in the diff).
     #[command(subcommand)]
     Baseline(commands::eval::BaselineCommand),
+    /// Load-test a running server: pre-fill a data directory, drive it, report latency.
+    #[command(subcommand)]
+    Load(commands::load::LoadCommand),
+    /// List, release or discard memories the write guard quarantined.
+    #[command(subcommand)]
+    Quarantine(commands::quarantine::QuarantineCommand),
+    /// The write guard: scan texts, generate the injection corpus, train and evaluate the classifier.
+    #[command(subcommand)]
+    Guard(commands::guard::GuardCommand),
 }
 
 /// Entry point of the binary.

@@ -213,6 +213,7 @@ mod tests {
             significance: Vec::new(),
             tuning: None,
             half_life_sweep: None,
+            guard: None,
             timing: Timing::default(),
         }
     }

@@ -13,6 +13,12 @@
 //!   with [`SetupReport::from_per_query`] and [`Significance::between`]) and its rendering as
 //!   Markdown/CSV tables (polars), SVG/PNG plots (plotters) and a self-contained `index.html`.
 //!   [`write_trec_run`] and [`write_qrels`] export runs for external tools.
+//! - **Load report** ([`LoadSummary`], [`write_load_report`]): the wire type of a `hindsight load`
+//!   run (latency percentiles and throughput per level and operation, ANN recall) and its tables,
+//!   charts and page.
+//! - **Guard section** ([`GuardSection`]): the write guard's catch rate ([`GuardCatchReport`]) and
+//!   the end-to-end poisoning evaluation ([`GuardE2eReport`]), rendered as `guard.md` and a section
+//!   of `index.html`.
 //! - **Gate** ([`gate`]): compares a [`Summary`] against a baseline and names every regression.
 
 mod error;
@@ -27,10 +33,15 @@ pub use metrics::{
     Metric, MetricMeans, PerQueryMetrics, Qrels, QueryMetrics, QueryTags, Run, aggregate,
     aggregate_by_tag, evaluate, evaluate_query, parse_qrels, parse_run, rank_hits,
 };
+pub use report::{AnnRecall, LoadLevel, LoadSummary, OpStats, write_load_report};
 pub use report::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, PlotFile, ReportFiles, SetupReport,
     Significance, Summary, TEST_ONLY_BANNER, TagReport, Timing, TunedFold, Tuning, write_qrels,
     write_report, write_trec_run,
+};
+pub use report::{
+    GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
+    VariantOutcome,
 };
 pub use stats::{
     BootstrapConfig, CvResult, DEFAULT_SEED, FoldResult, PairedTest, PermutationConfig,

@@ -131,6 +131,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
         significance,
         tuning: extras.then_some(tuning),
         half_life_sweep: extras.then_some(sweep),
+        guard: None,
         timing: Timing {
             total_s: 1.5,
             stages: BTreeMap::from([("search".to_owned(), 1.0)]),
@@ -279,6 +280,63 @@ fn optional_sections_are_skipped() {
     assert!(!html.contains("fusion_grid") && !html.contains("half_life"));
     let json = read(&dir.path().join("summary.json"));
     assert!(!json.contains("\"tuning\"") && !json.contains("half_life_sweep"));
+    assert!(!json.contains("\"guard\"") && !dir.path().join("guard.md").exists());
+    assert!(!html.contains("poisoning"));
+}
+
+#[test]
+fn guard_section_is_rendered() {
+    use hindsight_eval::{GuardE2eReport, GuardSection, PoisonArm};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = summary(false, false);
+    s.guard = Some(GuardSection {
+        catch: None,
+        e2e: Some(GuardE2eReport {
+            dataset: "agent-memory-bilingual".into(),
+            targeted_queries: 40,
+            attacks: 40,
+            top_k: 5,
+            off: PoisonArm {
+                guard: "off".into(),
+                successes: 30,
+                attack_success_rate: 0.75,
+                ..PoisonArm::default()
+            },
+            on: PoisonArm {
+                guard: "hindsight-guard <v1>".into(),
+                successes: 1,
+                attack_success_rate: 0.025,
+                ..PoisonArm::default()
+            },
+            reduction: Some(1.0 - 0.025 / 0.75),
+            ..GuardE2eReport::default()
+        }),
+    });
+    let files = write_report(&s, dir.path()).expect("report written");
+    let md_path = dir.path().join("guard.md");
+    assert!(files.files.contains(&md_path));
+    let md = read(&md_path);
+    assert!(md.contains("End-to-end poisoning"), "{md}");
+    assert!(
+        md.contains("| on (hindsight-guard \\<v1\\>) | 2.5%"),
+        "{md}"
+    );
+    let html = read(&dir.path().join("index.html"));
+    assert!(html.contains("End-to-end poisoning") && html.contains("hindsight-guard &lt;v1&gt;"));
+    let back = Summary::read(dir.path().join("summary.json")).expect("summary.json parses");
+    // serde_json (without `float_roundtrip`) may parse a float back one ulp off.
+    let (mut got, mut want) = (
+        back.guard.expect("guard section"),
+        s.guard.clone().expect("set"),
+    );
+    let r = |g: &mut GuardSection| {
+        g.e2e
+            .as_mut()
+            .and_then(|e| e.reduction.take())
+            .expect("reduction")
+    };
+    assert!((r(&mut got) - r(&mut want)).abs() < 1e-12);
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -39,6 +39,14 @@ pub struct Args {
     /// Where `datasets/` is searched when no --dataset is given.
     #[arg(long, default_value = "datasets")]
     pub datasets_dir: PathBuf,
+    /// Skip the write-guard evaluation (catch rate on `<datasets-dir>/injection`, end-to-end
+    /// poisoning with the guard off vs on). It runs by default in a full eval, never with --quick
+    /// unless --guard-eval is given.
+    #[arg(long, conflicts_with = "guard_eval")]
+    pub no_guard_eval: bool,
+    /// Run the write-guard evaluation even with --quick.
+    #[arg(long)]
+    pub guard_eval: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -140,6 +148,13 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 }
                 BackendUrl::Sqlite(d)
             }
+            BackendUrl::Qdrant(cfg) => BackendUrl::Qdrant(
+                crate::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
+            ),
+            BackendUrl::Postgres(pg) => BackendUrl::Postgres(
+                crate::backend::fresh_postgres(pg, &format!("eval-{name}"), embedder.space())
+                    .await?,
+            ),
             other => other.clone(),
         };
         let store = open_store(&url, embedder.space()).await?;
@@ -163,6 +178,27 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             evaluate_dataset(&dataset, &engine, &setups, &opts, url.name(), &progress).await?;
         if let Some((_, pb)) = bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
             pb.finish_and_clear();
+        }
+        if (args.guard_eval || !args.quick) && !args.no_guard_eval {
+            let tg = Instant::now();
+            match super::guard_eval::guard_section(
+                &dataset,
+                &embedder,
+                &args.datasets_dir.join("injection"),
+                args.quick,
+            )
+            .await
+            {
+                Ok(section) => {
+                    super::guard_eval::print_section(&section);
+                    eval.summary.guard = Some(section);
+                }
+                Err(e) => eprintln!("guard evaluation skipped: {e:#}"),
+            }
+            eval.summary
+                .timing
+                .stages
+                .insert("guard_eval".into(), tg.elapsed().as_secs_f64());
         }
         let out = match (&args.out, datasets.len()) {
             (Some(o), 1) => o.clone(),

@@ -1,10 +1,12 @@
-//! `hindsight ingest FILE.jsonl`.
+//! `hindsight ingest FILE.jsonl` (or `-` for standard input).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use hindsight_core::{Namespace, NewMemory};
+use hindsight_core::{ErrorKind, Namespace, NewMemory};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
 use crate::Cli;
 
@@ -12,10 +14,17 @@ use crate::Cli;
 pub struct Args {
     /// JSONL file: one memory per line (`content` required; `kind`, `namespace`, `tags`,
     /// `context`, `entities`, `importance`, `source`, `created_at`, `id`, ... optional).
+    /// `-` reads standard input line by line as it arrives.
     pub file: PathBuf,
     /// Namespace for lines that do not name one.
     #[arg(long)]
     pub namespace: Option<String>,
+    /// Print one JSON line per input line as soon as its write is committed (and flush), instead
+    /// of a summary at the end: `{"line":N,"id":"…"}` (plus `"deduplicated":true`, …) or
+    /// `{"line":N,"error":"…"}`. An acknowledged id is durable: it survives the process being
+    /// killed right after the line is printed.
+    #[arg(long)]
+    pub acks: bool,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -31,67 +40,101 @@ struct LineResult {
     error: Option<String>,
 }
 
+fn parse_line(line: &str, default_ns: Option<&str>) -> Result<NewMemory, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let has_ns = v.get("namespace").is_some();
+    let mut m: NewMemory = serde_json::from_value(v).map_err(|e| format!("invalid memory: {e}"))?;
+    if !has_ns {
+        m.namespace = Namespace::new(default_ns.unwrap_or(Namespace::DEFAULT).to_owned());
+    }
+    Ok(m)
+}
+
 pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("reading {}", args.file.display()))?;
+    let from_stdin = args.file.as_os_str() == "-";
+    let label = if from_stdin {
+        "<stdin>".to_owned()
+    } else {
+        args.file.display().to_string()
+    };
+    let reader: Box<dyn AsyncBufRead + Unpin + Send> = if from_stdin {
+        Box::new(BufReader::new(tokio::io::stdin()))
+    } else {
+        let f = tokio::fs::File::open(&args.file)
+            .await
+            .with_context(|| format!("reading {label}"))?;
+        Box::new(BufReader::new(f))
+    };
     let engine = super::engine(cli).await?;
-    let now = chrono::Utc::now();
+    let mut lines = reader.lines();
     let mut results = Vec::new();
     let (mut stored, mut deduped, mut failed) = (0usize, 0usize, 0usize);
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
+    let mut line_no = 0usize;
+    while let Some(line) = lines
+        .next_line()
+        .await
+        .with_context(|| format!("reading {label}"))?
+    {
+        line_no += 1;
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: Result<NewMemory, String> = serde_json::from_str::<serde_json::Value>(line)
-            .map_err(|e| format!("invalid JSON: {e}"))
-            .and_then(|v| {
-                let has_ns = v.get("namespace").is_some();
-                let mut m: NewMemory =
-                    serde_json::from_value(v).map_err(|e| format!("invalid memory: {e}"))?;
-                if !has_ns {
-                    m.namespace = Namespace::new(
-                        args.namespace
-                            .clone()
-                            .unwrap_or_else(|| Namespace::DEFAULT.to_owned()),
-                    );
-                }
-                Ok(m)
-            });
-        let res = match parsed {
+        let res = match parse_line(&line, args.namespace.as_deref()) {
             Err(e) => Err(e),
-            Ok(m) => engine.store_memory(m, now).await.map_err(|e| e.to_string()),
+            Ok(m) => {
+                let now = chrono::Utc::now();
+                match engine.store_memory(m.clone(), now).await {
+                    // A backend-level uniqueness constraint (PostgreSQL: an identical active memory
+                    // written concurrently by another process) refused the write: run the pipeline
+                    // again, and its dedup check now finds the winner.
+                    Err(e) if e.kind == ErrorKind::Conflict && m.id.is_none() => {
+                        engine.store_memory(m, now).await
+                    }
+                    r => r,
+                }
+                .map_err(|e| e.to_string())
+            }
         };
-        match res {
+        let result = match res {
             Ok(o) => {
                 if o.deduplicated {
                     deduped += 1
                 } else {
                     stored += 1
                 }
-                results.push(LineResult {
+                LineResult {
                     line: line_no,
                     id: Some(o.id.0),
                     deduplicated: o.deduplicated,
                     superseded: o.superseded.into_iter().map(|s| s.0).collect(),
                     error: None,
-                });
+                }
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("{}:{line_no}: {e}", args.file.display());
-                results.push(LineResult {
+                eprintln!("{label}:{line_no}: {e}");
+                LineResult {
                     line: line_no,
                     id: None,
                     deduplicated: false,
                     superseded: vec![],
                     error: Some(e),
-                });
+                }
             }
+        };
+        if args.acks {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", serde_json::to_string(&result)?)?;
+            out.flush()?;
+        } else {
+            results.push(result);
         }
     }
     engine.store().flush().await?;
-    if cli.json {
+    if args.acks {
+        eprintln!("stored {stored}, deduplicated {deduped}, failed {failed}");
+    } else if cli.json {
         super::print_json(&results)?;
     } else {
         println!(

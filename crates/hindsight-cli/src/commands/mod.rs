@@ -3,9 +3,14 @@
 pub mod dataset;
 pub mod eval;
 pub mod forget;
+pub mod guard;
+pub mod guard_eval;
 pub mod ingest;
+pub mod load;
 pub mod model;
+pub mod quarantine;
 pub mod search;
+pub mod serve;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Ingest(a) => ingest::run(&cli, a).await,
         Command::Search(a) => search::run(&cli, a).await,
+        Command::Serve(a) => serve::run(&cli, a).await,
         Command::Forget(a) => forget::forget(&cli, a).await,
         Command::Revert(a) => forget::revert(&cli, a).await,
         Command::Purge(a) => forget::purge(&cli, a).await,
@@ -31,6 +37,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(a) => eval::run(&cli, a).await,
         Command::Gate(a) => eval::gate(a),
         Command::Baseline(c) => eval::baseline(c),
+        Command::Load(c) => load::run(&cli, c).await,
+        Command::Quarantine(c) => quarantine::run(&cli, c).await,
+        Command::Guard(c) => guard::run(&cli, c),
     }
 }
 

@@ -56,6 +56,14 @@ pub async fn reembed(cli: &Cli, args: &ReembedArgs) -> Result<ExitCode> {
         crate::BackendUrl::SqliteMemory => {
             anyhow::bail!("nothing to re-embed in an in-memory store")
         }
+        crate::BackendUrl::Qdrant(_) => anyhow::bail!(
+            "reembed is not implemented for qdrant:// yet; re-import the memories under a new \
+             prefix (`?prefix=NAME`) with the new embedder"
+        ),
+        crate::BackendUrl::Postgres(_) => anyhow::bail!(
+            "reembed is not implemented for postgres:// yet; re-import the memories into a new \
+             schema (`?schema=NAME`) with the new embedder"
+        ),
     };
     let store = hindsight_store_sqlite::SqliteStore::open_for_reembed(&dir)
         .await

@@ -208,6 +208,13 @@ pub(crate) fn index_html(
         img(&mut out, plots, "half_life");
     }
 
+    if let Some(section) = &summary.guard {
+        for t in crate::report::guard::guard_tables(section) {
+            let _ = writeln!(out, "<h2>{}</h2>", escape(&t.title));
+            out.push_str(&table(&t.header, &t.rows));
+        }
+    }
+
     out.push_str("<h2>Timing</h2>\n");
     let mut rows = vec![strings([
         "total",

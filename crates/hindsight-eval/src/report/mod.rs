@@ -1,7 +1,9 @@
 //! Reports: the [`Summary`] wire type and everything written from it (JSON, CSV/Markdown tables,
 //! SVG/PNG plots, `index.html`), plus TREC run/qrels writers.
 
+mod guard;
 mod html;
+mod load;
 mod plots;
 mod summary;
 mod tables;
@@ -9,6 +11,11 @@ mod trec;
 
 use std::path::{Path, PathBuf};
 
+pub use guard::{
+    GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
+    VariantOutcome,
+};
+pub use load::{AnnRecall, LoadLevel, LoadSummary, OpStats, write_load_report};
 pub use plots::PlotFile;
 pub use summary::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, SetupReport, Significance, Summary, TagReport,
@@ -31,7 +38,8 @@ pub struct ReportFiles {
 }
 
 /// Writes the full report for `summary` into `dir` (created if missing): `summary.json`,
-/// `metrics.{md,csv}`, `by_tag.{md,csv}`, the plots the summary has data for, and `index.html`.
+/// `metrics.{md,csv}`, `by_tag.{md,csv}`, `guard.md` when the summary has a guard section, the
+/// plots the summary has data for, and `index.html`.
 pub fn write_report(summary: &Summary, dir: impl AsRef<Path>) -> Result<ReportFiles> {
     write_report_inner(summary, dir.as_ref())
 }
@@ -72,6 +80,10 @@ fn write_report_inner(summary: &Summary, dir: &Path) -> Result<ReportFiles> {
     for p in &plots {
         files.push(dir.join(format!("{}.svg", p.stem)));
         files.push(dir.join(format!("{}.png", p.stem)));
+    }
+
+    if let Some(section) = &summary.guard {
+        write("guard.md", &guard::guard_markdown(section), &mut files)?;
     }
 
     let html = html::index_html(

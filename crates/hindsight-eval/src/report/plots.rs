@@ -85,7 +85,7 @@ pub(crate) fn write_plots(summary: &Summary, dir: &Path) -> Result<Vec<PlotFile>
     Ok(written)
 }
 
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()

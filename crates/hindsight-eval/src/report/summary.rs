@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EvalError, Result};
 use crate::metrics::{Metric, PerQueryMetrics, QueryTags, aggregate, aggregate_by_tag};
+use crate::report::guard::GuardSection;
 use crate::stats::{BootstrapConfig, PermutationConfig, bootstrap_cis, paired_randomization_test};
 
 /// Everything one evaluation run reports: written as `summary.json`, read back by the gate.
@@ -36,6 +37,9 @@ pub struct Summary {
     pub half_life_sweep: Option<Vec<HalfLifePoint>>,
     /// Wall-clock time per stage.
     pub timing: Timing,
+    /// Write-guard catch rate and end-to-end poisoning results, when they were run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardSection>,
 }
 
 /// The embedder behind a run.

@@ -1,0 +1,245 @@
+//! `hindsight guard scan | corpus | train | eval`: the write guard from the command line.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use hindsight_core::Source;
+use hindsight_embed::Embedder;
+use hindsight_guard::corpus::{Split, corpus_summary, generate_corpus, load_corpus, write_corpus};
+use hindsight_guard::{Classifier, Guard, GuardConfig, TrainOptions, evaluate, train_on_corpus};
+
+use crate::Cli;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum GuardCommand {
+    /// Scan JSONL lines `{"id","text"}`; print `{"id","verdict","categories","score"}` per line.
+    Scan {
+        file: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Source of the texts: user, agent or external (sets the trust-scaled threshold).
+        #[arg(long, default_value = "external")]
+        source: String,
+        /// Embed texts with --embedder and use the full classifier (default: lexical fallback).
+        #[arg(long)]
+        embed: bool,
+        /// A classifier JSON other than the committed one.
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+    /// Write the labelled injection corpus (deterministic for a seed).
+    Corpus {
+        #[arg(long, default_value_t = hindsight_guard::corpus::DEFAULT_CORPUS_SEED)]
+        seed: u64,
+        #[arg(long, default_value = "datasets/injection")]
+        out: PathBuf,
+    },
+    /// Train the classifier on the corpus train split; thresholds from the validation split.
+    Train {
+        #[arg(long, default_value = "datasets/injection")]
+        corpus: PathBuf,
+        #[arg(long, default_value = "crates/hindsight-guard/model/classifier.json")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long, default_value_t = 0.01)]
+        target_fpr: f64,
+    },
+    /// Catch rate / false positives on a corpus split (default: test).
+    Eval {
+        #[arg(long, default_value = "datasets/injection")]
+        corpus: PathBuf,
+        #[arg(long, default_value = "test")]
+        split: String,
+        /// Skip embeddings (lexical fallback only).
+        #[arg(long)]
+        no_embed: bool,
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+}
+
+fn cached_embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
+    let inner = super::embedder(cli)?;
+    let dir = hindsight_embed::default_home()
+        .join("cache")
+        .join("embeddings");
+    let cached = hindsight_embed::DiskCachedEmbedder::open(inner, &dir)
+        .context("opening the embedding cache")?;
+    Ok(Arc::new(cached))
+}
+
+fn embed_all(e: &Arc<dyn Embedder>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(64) {
+        out.extend(e.embed(chunk).context("embedding texts")?);
+    }
+    Ok(out)
+}
+
+fn load_guard(model: Option<&PathBuf>) -> Result<Guard> {
+    let classifier = match model {
+        Some(p) => Classifier::from_json(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("loading {}", p.display()))?,
+        None => Classifier::default_model().context("loading the committed classifier")?,
+    };
+    Ok(Guard::new(GuardConfig::default(), classifier))
+}
+
+fn load(corpus: &std::path::Path) -> Result<Vec<hindsight_guard::corpus::CorpusRecord>> {
+    let (records, issues) =
+        load_corpus(corpus).with_context(|| format!("loading corpus {}", corpus.display()))?;
+    for i in &issues {
+        eprintln!(
+            "skipped {}: line {}: {}",
+            corpus.display(),
+            i.line,
+            i.message
+        );
+    }
+    Ok(records)
+}
+
+#[derive(serde::Deserialize)]
+struct ScanLine {
+    id: serde_json::Value,
+    text: String,
+}
+
+pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
+    match cmd {
+        GuardCommand::Scan {
+            file,
+            out,
+            source,
+            embed,
+            model,
+        } => {
+            let source: Source = source.parse().context("--source")?;
+            let guard = load_guard(model.as_ref())?;
+            let f =
+                std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+            let mut lines = Vec::new();
+            let mut bad = 0usize;
+            for (i, line) in BufReader::new(f).lines().enumerate() {
+                let line = line.with_context(|| format!("reading {}", file.display()))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<ScanLine>(&line) {
+                    Ok(l) => lines.push(l),
+                    Err(e) => {
+                        bad += 1;
+                        eprintln!("{}:{}: skipped: {e}", file.display(), i + 1);
+                    }
+                }
+            }
+            let embeddings = if *embed {
+                let e = cached_embedder(cli)?;
+                let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+                Some(embed_all(&e, &texts)?)
+            } else {
+                None
+            };
+            let mut w: Box<dyn Write> = match out {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
+                )),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            for (i, l) in lines.iter().enumerate() {
+                let emb = embeddings.as_ref().map(|e| e[i].as_slice());
+                let v = guard.scan(&l.text, source, emb);
+                let row = serde_json::json!({
+                    "id": l.id, "verdict": v.verdict, "categories": v.categories, "score": v.score,
+                });
+                writeln!(w, "{row}")?;
+            }
+            w.flush()?;
+            eprintln!("scanned {} lines, {bad} malformed", lines.len());
+        }
+        GuardCommand::Corpus { seed, out } => {
+            let records = generate_corpus(*seed);
+            write_corpus(out, &records).with_context(|| format!("writing {}", out.display()))?;
+            println!(
+                "{}: {} records {:?}",
+                out.display(),
+                records.len(),
+                corpus_summary(&records)
+            );
+        }
+        GuardCommand::Train {
+            corpus,
+            out,
+            seed,
+            target_fpr,
+        } => {
+            let records = load(corpus)?;
+            let used: Vec<_> = records
+                .into_iter()
+                .filter(|r| r.split != Split::Test)
+                .collect();
+            let e = cached_embedder(cli)?;
+            let texts: Vec<&str> = used.iter().map(|r| r.text.as_str()).collect();
+            eprintln!("embedding {} train+validation texts", texts.len());
+            let emb = embed_all(&e, &texts)?;
+            let opts = TrainOptions {
+                seed: *seed,
+                target_fpr: *target_fpr,
+                embedding_model: e.space().model,
+                ..TrainOptions::default()
+            };
+            let model = train_on_corpus(&used, &emb, &opts)?;
+            std::fs::write(out, model.to_json()?)
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!(
+                "{}: thresholds full {:.4} (val TPR {:.3}, FPR {:.4}), lexical {:.4} (val TPR {:.3}, FPR {:.4}), embedding {:.4} (val TPR {:.3}, FPR {:.4})",
+                out.display(),
+                model.full.threshold,
+                model.full.validation_tpr,
+                model.full.validation_fpr,
+                model.lexical.threshold,
+                model.lexical.validation_tpr,
+                model.lexical.validation_fpr,
+                model.embedding.threshold,
+                model.embedding.validation_tpr,
+                model.embedding.validation_fpr,
+            );
+        }
+        GuardCommand::Eval {
+            corpus,
+            split,
+            no_embed,
+            model,
+        } => {
+            let Some(split) = Split::parse(split) else {
+                bail!("--split {split:?}: expected train, validation or test");
+            };
+            let guard = load_guard(model.as_ref())?;
+            let records: Vec<_> = load(corpus)?
+                .into_iter()
+                .filter(|r| r.split == split)
+                .collect();
+            let embeddings = if *no_embed {
+                None
+            } else {
+                let e = cached_embedder(cli)?;
+                let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+                Some(embed_all(&e, &texts)?)
+            };
+            let report = evaluate(&guard, &records, embeddings.as_deref())?;
+            if cli.json {
+                super::print_json(&report)?;
+            } else {
+                println!("{}", report.to_markdown());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,225 @@
+//! The write-guard part of `hindsight eval`: the guard's catch rate on the labelled injection
+//! corpus (test split) and the end-to-end poisoning evaluation, converted into the report's
+//! `guard` section ([`GuardSection`]). This is the edge where the guard crate's and the engine's
+//! types meet the eval crate's plain wire structs.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use hindsight_dataset::Dataset;
+use hindsight_embed::Embedder;
+use hindsight_engine::{Engine, EngineBuilder, RuleConsensus};
+use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
+use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
+use hindsight_guard::{Guard, GuardEvalReport, evaluate};
+use hindsight_harness::{PoisonOptions, evaluate_poisoning};
+
+use crate::backend::{BackendUrl, open_store};
+
+/// Name of the guarded arm in the report.
+pub const GUARD_ARM: &str = "hindsight-guard+consensus";
+
+fn rate(r: &hindsight_guard::Rate) -> Rate {
+    Rate {
+        n: r.n,
+        hits: r.k,
+        rate: r.rate,
+        ci95: [r.ci_low, r.ci_high],
+    }
+}
+
+/// The combined policy's numbers from the guard crate's report.
+pub fn catch_report(r: &GuardEvalReport) -> Option<GuardCatchReport> {
+    let d = r
+        .detectors
+        .iter()
+        .find(|d| d.detector == "combined")
+        .or_else(|| r.detectors.first())?;
+    let map = |m: &std::collections::BTreeMap<String, hindsight_guard::Rate>| {
+        m.iter().map(|(k, v)| (k.clone(), rate(v))).collect()
+    };
+    Some(GuardCatchReport {
+        split: r.split.clone(),
+        detector: d.detector.clone(),
+        records: r.records,
+        embedding_model: r.embedding_model.clone(),
+        threshold: r
+            .thresholds
+            .get("full")
+            .or_else(|| r.thresholds.values().next())
+            .map(|t| f64::from(*t)),
+        tpr: rate(&d.catch_rate),
+        tpr_by_category: map(&d.catch_by_category),
+        tpr_by_language: map(&d.catch_by_language),
+        tpr_by_style: map(&d.catch_by_style),
+        fpr_benign: rate(&d.fpr_benign),
+        fpr_hard_negatives: rate(&d.fpr_hard_negative),
+        balanced_accuracy: d.balanced_accuracy,
+        balanced_accuracy_ci95: None,
+    })
+}
+
+async fn embed_all(embedder: &Arc<dyn Embedder>, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
+    let embedder = Arc::clone(embedder);
+    tokio::task::spawn_blocking(move || {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(64) {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            out.extend(embedder.embed(&refs)?);
+        }
+        Ok::<_, hindsight_embed::EmbedError>(out)
+    })
+    .await
+    .context("embedding task failed")?
+    .context("embedding the injection corpus")
+}
+
+/// Catch rate on the test split of `corpus_dir/corpus.jsonl` (the generated corpus, seed 42, when
+/// the file is absent), with the real embeddings.
+pub async fn catch_rate(
+    guard: &Guard,
+    embedder: &Arc<dyn Embedder>,
+    corpus_dir: &Path,
+) -> Result<GuardCatchReport> {
+    let file = corpus_dir.join(CORPUS_FILE);
+    let records = if file.is_file() {
+        let (records, issues) =
+            load_corpus(&file).with_context(|| format!("loading {}", file.display()))?;
+        for i in &issues {
+            eprintln!("skipped {}:{}: {}", file.display(), i.line, i.message);
+        }
+        records
+    } else {
+        eprintln!(
+            "{} not found: scoring the generated corpus (seed 42)",
+            file.display()
+        );
+        generate_corpus(42)
+    };
+    let test: Vec<_> = records
+        .into_iter()
+        .filter(|r| r.split == Split::Test)
+        .collect();
+    let embeddings = embed_all(embedder, test.iter().map(|r| r.text.clone()).collect()).await?;
+    let report =
+        evaluate(guard, &test, Some(embeddings.as_slice())).context("scoring the guard")?;
+    catch_report(&report).context("the guard evaluation reported no detector")
+}
+
+async fn fresh_engine(embedder: &Arc<dyn Embedder>, queries: usize) -> Result<EngineBuilder> {
+    let store = open_store(&BackendUrl::SqliteMemory, embedder.space()).await?;
+    Ok(Engine::builder(store, Arc::clone(embedder)).query_cache(queries.max(1024)))
+}
+
+/// End-to-end poisoning with the guard off vs on (guard + read-time consensus check), each on a
+/// fresh in-memory store.
+pub async fn poisoning(
+    dataset: &Dataset,
+    guard: Arc<Guard>,
+    embedder: &Arc<dyn Embedder>,
+    quick: bool,
+) -> Result<GuardE2eReport> {
+    let off = fresh_engine(embedder, dataset.queries.len())
+        .await?
+        .build()?;
+    let on = fresh_engine(embedder, dataset.queries.len())
+        .await?
+        .guard(guard)
+        .consensus(Arc::new(RuleConsensus))
+        .build()?;
+    let opts = PoisonOptions {
+        quick,
+        ..PoisonOptions::default()
+    };
+    let bar = std::sync::Mutex::new(None::<(String, indicatif::ProgressBar)>);
+    let progress = |stage: &str, done: usize, total: usize| {
+        let mut b = bar.lock().unwrap_or_else(|p| p.into_inner());
+        if b.as_ref().is_none_or(|(s, _)| s != stage) {
+            if let Some((_, pb)) = b.take() {
+                pb.finish_and_clear();
+            }
+            *b = Some((
+                stage.to_owned(),
+                crate::progress::bar(total as u64, &format!("poisoning {stage}")),
+            ));
+        }
+        if let Some((_, pb)) = b.as_ref() {
+            pb.set_position(done as u64);
+        }
+    };
+    let report = evaluate_poisoning(dataset, &off, &on, GUARD_ARM, &opts, &progress).await?;
+    if let Some((_, pb)) = bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        pb.finish_and_clear();
+    }
+    Ok(report)
+}
+
+/// Both parts; a failing part is reported on stderr and left out rather than failing the eval.
+pub async fn guard_section(
+    dataset: &Dataset,
+    embedder: &Arc<dyn Embedder>,
+    corpus_dir: &Path,
+    quick: bool,
+) -> Result<GuardSection> {
+    let guard = Arc::new(Guard::with_default_model().context("loading the guard's model")?);
+    let catch = match catch_rate(&guard, embedder, corpus_dir).await {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("guard catch-rate evaluation failed: {e:#}");
+            None
+        }
+    };
+    let e2e = match poisoning(dataset, guard, embedder, quick).await {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("poisoning evaluation failed: {e:#}");
+            None
+        }
+    };
+    Ok(GuardSection { catch, e2e })
+}
+
+/// Console lines for the guard section.
+pub fn print_section(s: &GuardSection) {
+    if let Some(c) = &s.catch {
+        println!(
+            "guard catch rate ({}, {} split, {} records): TPR {:.1}% [{:.1}, {:.1}], FPR benign {:.2}% [{:.2}, {:.2}], FPR hard negatives {:.2}%, balanced accuracy {:.3}",
+            c.detector,
+            c.split,
+            c.records,
+            100.0 * c.tpr.rate,
+            100.0 * c.tpr.ci95[0],
+            100.0 * c.tpr.ci95[1],
+            100.0 * c.fpr_benign.rate,
+            100.0 * c.fpr_benign.ci95[0],
+            100.0 * c.fpr_benign.ci95[1],
+            100.0 * c.fpr_hard_negatives.rate,
+            c.balanced_accuracy
+        );
+    }
+    if let Some(e) = &s.e2e {
+        for (label, a) in [("off", &e.off), ("on", &e.on)] {
+            println!(
+                "poisoning guard {label} ({}): attack success {:.1}% [{:.1}, {:.1}] ({} of {}), unflagged {:.1}%; attacks quarantined {} rejected {}; benign at ingest quarantined {} redacted {} rejected {}; ndcg@10 clean {:.4} attacked {:.4}",
+                a.guard,
+                100.0 * a.attack_success_rate,
+                100.0 * a.ci95[0],
+                100.0 * a.ci95[1],
+                a.successes,
+                e.targeted_queries,
+                100.0 * a.attack_success_rate_unflagged,
+                a.attacks_quarantined,
+                a.attacks_rejected,
+                a.ingest.quarantined,
+                a.ingest.redacted,
+                a.ingest.rejected,
+                a.ndcg10_clean,
+                a.ndcg10_attacked
+            );
+        }
+        if let Some(r) = e.reduction {
+            println!("poisoning: attack success reduced by {:.1}%", 100.0 * r);
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The load report: [`LoadSummary`] (the wire type `hindsight load run` fills) and
+//! [`write_load_report`], which writes `summary.json`, `load.{md,csv}`, latency and throughput
+//! charts (SVG + PNG) and an `index.html` into one directory (`reports/load/`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use polars::prelude::{Column, DataFrame};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{EvalError, Result};
+use crate::report::plots::{PlotFile, register_font};
+use crate::report::{html, tables};
+
+/// One load-test run against a server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadSummary {
+    /// The MCP endpoint driven (always loopback).
+    pub url: String,
+    /// When the run started (RFC 3339; informational).
+    pub started_at: String,
+    /// Memories in the store when the run started (from the server's `/healthz`, if any).
+    pub memories: Option<u64>,
+    /// The server's embedder, as `/healthz` reports it.
+    pub embedder: Option<String>,
+    /// Operation mix in percent, by tool name.
+    pub mix: BTreeMap<String, f64>,
+    /// One entry per measured level (phase x mode x concurrency or rate).
+    pub levels: Vec<LoadLevel>,
+    /// ANN recall against exact search on the store's vectors, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ann: Option<AnnRecall>,
+    /// Free-form remarks (what was skipped, caveats).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Results of one level: a fixed concurrency (closed loop) or a fixed rate (open loop).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadLevel {
+    /// `cold` (every search query new to the server) or `warm` (queries repeat, embeddings cached).
+    pub phase: String,
+    /// `closed` (each client waits for its answer) or `open` (requests sent on a fixed schedule;
+    /// latency measured from the intended send time, correcting coordinated omission).
+    pub mode: String,
+    /// Clients (closed) or maximum in-flight requests (open).
+    pub concurrency: u32,
+    /// Requests per second asked for (open loop only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
+    /// Measured wall time of the level.
+    pub duration_s: f64,
+    /// Per operation (tool name) plus `all`.
+    pub ops: Vec<OpStats>,
+}
+
+impl LoadLevel {
+    /// The stats of one operation (`memory_search`, `all`, ...).
+    pub fn op(&self, name: &str) -> Option<&OpStats> {
+        self.ops.iter().find(|o| o.op == name)
+    }
+}
+
+/// Latency and throughput of one operation within a level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpStats {
+    pub op: String,
+    /// Completed calls (successes and errors).
+    pub count: u64,
+    pub errors: u64,
+    /// Errors by kind (`http-503`, `rpc--32602`, `transport`, ...).
+    #[serde(default)]
+    pub error_kinds: BTreeMap<String, u64>,
+    /// Successful calls per second of level wall time.
+    pub throughput: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// HNSW recall@k against the exact scan, measured over real stored vectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnRecall {
+    pub vectors: u64,
+    pub queries: u64,
+    pub k: u64,
+    pub recall: f64,
+    pub ann_p50_ms: f64,
+    pub ann_p99_ms: f64,
+    pub exact_p50_ms: f64,
+    pub exact_p99_ms: f64,
+    /// HNSW parameters (`M`, `ef_construction`, `ef`).
+    pub params: BTreeMap<String, u64>,
+    /// Seconds to build the graph.
+    pub build_s: f64,
+}
+
+impl LoadSummary {
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(self).map_err(|e| EvalError::Plot {
+            plot: "summary.json".into(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, json + "\n").map_err(|e| EvalError::io(path, e))
+    }
+
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| EvalError::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| EvalError::Plot {
+            plot: path.display().to_string(),
+            message: format!("not a load summary: {e}"),
+        })
+    }
+}
+
+fn table_err(e: polars::error::PolarsError) -> EvalError {
+    EvalError::Plot {
+        plot: "load table".into(),
+        message: e.to_string(),
+    }
+}
+
+/// One row per level and operation.
+fn load_frame(summary: &LoadSummary) -> Result<DataFrame> {
+    let mut phase = Vec::new();
+    let mut mode = Vec::new();
+    let mut conc = Vec::new();
+    let mut rate = Vec::new();
+    let mut op = Vec::new();
+    let mut count = Vec::new();
+    let mut errors = Vec::new();
+    let mut tput = Vec::new();
+    let (mut p50, mut p95, mut p99, mut max) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for level in &summary.levels {
+        for o in &level.ops {
+            phase.push(level.phase.clone());
+            mode.push(level.mode.clone());
+            conc.push(level.concurrency);
+            rate.push(level.target_rate);
+            op.push(o.op.clone());
+            count.push(o.count);
+            errors.push(o.errors);
+            tput.push(o.throughput);
+            p50.push(o.p50_ms);
+            p95.push(o.p95_ms);
+            p99.push(o.p99_ms);
+            max.push(o.max_ms);
+        }
+    }
+    DataFrame::new_infer_height(vec![
+        Column::new("phase".into(), phase),
+        Column::new("mode".into(), mode),
+        Column::new("concurrency".into(), conc),
+        Column::new("target_rps".into(), rate),
+        Column::new("op".into(), op),
+        Column::new("count".into(), count),
+        Column::new("errors".into(), errors),
+        Column::new("ops_per_s".into(), tput),
+        Column::new("p50_ms".into(), p50),
+        Column::new("p95_ms".into(), p95),
+        Column::new("p99_ms".into(), p99),
+        Column::new("max_ms".into(), max),
+    ])
+    .map_err(table_err)
+}
+
+/// Writes the load report into `dir` (created if missing).
+pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+    let dir = dir.as_ref();
+    std::fs::create_dir_all(dir).map_err(|e| EvalError::io(dir, e))?;
+    let mut files = Vec::new();
+    let json = dir.join("summary.json");
+    summary.write(&json)?;
+    files.push(json);
+
+    let mut frame = load_frame(summary)?;
+    let csv = dir.join("load.csv");
+    tables::write_csv(&mut frame, &csv, "load")?;
+    files.push(csv);
+    let mut md = String::from("# Load test\n\n");
+    let _ = writeln!(
+        md,
+        "Endpoint {}, {} memories, embedder {}, started {}.\n",
+        summary.url,
+        summary
+            .memories
+            .map_or_else(|| "?".to_owned(), |n| n.to_string()),
+        summary.embedder.as_deref().unwrap_or("?"),
+        summary.started_at
+    );
+    if let Some(a) = &summary.ann {
+        let _ = writeln!(
+            md,
+            "ANN (HNSW {:?}) recall@{} vs exact over {} stored vectors, {} queries: {:.4}; \
+             p50 {:.3} ms (exact {:.3} ms), p99 {:.3} ms (exact {:.3} ms); build {:.1} s.\n",
+            a.params,
+            a.k,
+            a.vectors,
+            a.queries,
+            a.recall,
+            a.ann_p50_ms,
+            a.exact_p50_ms,
+            a.ann_p99_ms,
+            a.exact_p99_ms,
+            a.build_s
+        );
+    }
+    md.push_str(&tables::markdown(&frame));
+    for note in &summary.notes {
+        let _ = writeln!(md, "\n- {note}");
+    }
+    let md_path = dir.join("load.md");
+    std::fs::write(&md_path, &md).map_err(|e| EvalError::io(&md_path, e))?;
+    files.push(md_path);
+
+    let plots = write_load_plots(summary, dir)?;
+    for p in &plots {
+        files.push(dir.join(format!("{}.svg", p.stem)));
+        files.push(dir.join(format!("{}.png", p.stem)));
+    }
+
+    let (header, rows) = tables::cells(&frame);
+    let mut page = String::from(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hindsight load test</title>\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>\n\
+         <h1>Load test</h1>\n",
+    );
+    let _ = writeln!(
+        page,
+        "<p>{}</p>",
+        html::escape(md.lines().nth(2).unwrap_or(""))
+    );
+    for p in &plots {
+        let _ = writeln!(
+            page,
+            "<p><img src=\"{0}.svg\" alt=\"{1}\"><br><a href=\"{0}.png\">PNG</a></p>",
+            html::escape(&p.stem),
+            html::escape(&p.title)
+        );
+    }
+    page.push_str(&html::table(&header, &rows));
+    page.push_str("</body></html>\n");
+    let index = dir.join("index.html");
+    std::fs::write(&index, page).map_err(|e| EvalError::io(&index, e))?;
+    files.push(index);
+    Ok(files)
+}
+
+/// (label, points) series of `value` for `op` over closed-loop levels, one per phase.
+fn series(
+    summary: &LoadSummary,
+    op: &str,
+    value: impl Fn(&OpStats) -> f64,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut by_phase: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for level in summary.levels.iter().filter(|l| l.mode == "closed") {
+        if let Some(o) = level.op(op).filter(|o| o.count > 0) {
+            by_phase
+                .entry(level.phase.clone())
+                .or_default()
+                .push((f64::from(level.concurrency), value(o)));
+        }
+    }
+    by_phase.into_iter().collect()
+}
+
+fn write_load_plots(summary: &LoadSummary, dir: &Path) -> Result<Vec<PlotFile>> {
+    register_font()?;
+    let mut out = Vec::new();
+    let mut lat = Vec::new();
+    for (name, f) in [
+        ("p50", (|o: &OpStats| o.p50_ms) as fn(&OpStats) -> f64),
+        ("p95", |o: &OpStats| o.p95_ms),
+        ("p99", |o: &OpStats| o.p99_ms),
+    ] {
+        for (phase, pts) in series(summary, "memory_search", f) {
+            lat.push((format!("{phase} {name}"), pts));
+        }
+    }
+    if !lat.is_empty() {
+        let stem = "load_latency";
+        draw_lines(
+            dir,
+            stem,
+            "memory_search latency vs concurrency",
+            "latency (ms)",
+            &lat,
+        )?;
+        out.push(PlotFile {
+            stem: stem.into(),
+            title: "memory_search latency percentiles vs concurrency".into(),
+        });
+    }
+    let mut tput = series(summary, "all", |o| o.throughput);
+    for (phase, pts) in series(summary, "memory_search", |o| o.throughput) {
+        tput.push((format!("{phase} searches"), pts));
+    }
+    if !tput.is_empty() {
+        let stem = "load_throughput";
+        draw_lines(dir, stem, "throughput vs concurrency", "calls/s", &tput)?;
+        out.push(PlotFile {
+            stem: stem.into(),
+            title: "throughput vs concurrency".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn draw_lines(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    y_label: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> Result<()> {
+    let err = |e: String| EvalError::Plot {
+        plot: stem.to_owned(),
+        message: e,
+    };
+    let svg = dir.join(format!("{stem}.svg"));
+    draw_on(
+        SVGBackend::new(&svg, (800, 480)).into_drawing_area(),
+        title,
+        y_label,
+        lines,
+    )
+    .map_err(err)?;
+    let png = dir.join(format!("{stem}.png"));
+    draw_on(
+        BitMapBackend::new(&png, (800, 480)).into_drawing_area(),
+        title,
+        y_label,
+        lines,
+    )
+    .map_err(err)
+}
+
+fn draw_on<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> std::result::Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+    let ys = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1));
+    let x_max = xs.fold(1.0f64, f64::max);
+    let y_max = ys.fold(0.0f64, f64::max).max(1e-3) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1.0f64..x_max.max(2.0)).log_scale(), 0.0f64..y_max)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("concurrency (clients)")
+        .y_desc(y_label)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e)?;
+    for (i, (label, pts)) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(e)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(name: &str, p50: f64, tput: f64) -> OpStats {
+        OpStats {
+            op: name.into(),
+            count: 100,
+            errors: 1,
+            error_kinds: BTreeMap::from([("http-503".to_owned(), 1)]),
+            throughput: tput,
+            mean_ms: p50,
+            p50_ms: p50,
+            p95_ms: p50 * 2.0,
+            p99_ms: p50 * 3.0,
+            max_ms: p50 * 4.0,
+        }
+    }
+
+    #[test]
+    fn writes_json_tables_plots_and_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let levels = [1u32, 2, 4]
+            .iter()
+            .map(|&c| LoadLevel {
+                phase: "warm".into(),
+                mode: "closed".into(),
+                concurrency: c,
+                target_rate: None,
+                duration_s: 1.0,
+                ops: vec![
+                    op("memory_search", 2.0 * f64::from(c), 100.0 * f64::from(c)),
+                    op("all", 2.0, 120.0 * f64::from(c)),
+                ],
+            })
+            .collect();
+        let summary = LoadSummary {
+            url: "http://127.0.0.1:1/mcp".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            memories: Some(10_000),
+            embedder: Some("all-MiniLM-L6-v2".into()),
+            mix: BTreeMap::from([("memory_search".to_owned(), 80.0)]),
+            levels,
+            ann: None,
+            notes: vec!["a note".into()],
+        };
+        let files = write_load_report(&summary, dir.path()).expect("report");
+        for name in [
+            "summary.json",
+            "load.csv",
+            "load.md",
+            "load_latency.svg",
+            "load_latency.png",
+            "load_throughput.svg",
+            "index.html",
+        ] {
+            assert!(dir.path().join(name).exists(), "{name} missing");
+        }
+        assert!(files.len() >= 8);
+        let back = LoadSummary::read(&dir.path().join("summary.json")).expect("read back");
+        assert_eq!(back, summary);
+        let csv = std::fs::read_to_string(dir.path().join("load.csv")).expect("csv");
+        assert_eq!(csv.lines().count(), 1 + 6, "header + level x op rows");
+        let md = std::fs::read_to_string(dir.path().join("load.md")).expect("md");
+        assert!(md.contains("memory_search") && md.contains("a note"));
+    }
+}
