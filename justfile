@@ -34,6 +34,32 @@ dataset seed="42":
 bench:
     cargo bench -p hindsight-bench
 
-# The docker-compose stack (needs a Docker engine).
+# Start the throwaway test services (PostgreSQL 18 + pgvector from PyPI, Redis from Debian) on 127.0.0.1.
+services:
+    scripts/pg-test-server start
+    scripts/redis-test-server start
+
+# Stop them.
+services-stop:
+    scripts/pg-test-server stop
+    scripts/redis-test-server stop
+
+# The MCP server over streamable HTTP on 127.0.0.1 (add --auth-config FILE for bearer tokens).
+serve addr="127.0.0.1:8080" *ARGS:
+    cargo run -p hindsight-cli -- serve --http {{addr}} {{ARGS}}
+
+# Guard: catch rate / false positives on the injection corpus test split.
+guard-eval:
+    cargo run -p hindsight-cli -- guard eval
+
+# The docker-compose stack (needs a Docker engine): PostgreSQL+pgvector, Redis, Qdrant, the MCP server.
 up:
     docker compose up -d --build
+
+# Evaluate against the compose PostgreSQL (or any: PG_URL=postgres://... just eval-pg).
+eval-pg url=env_var_or_default("PG_URL", "postgres://hindsight:change-me@127.0.0.1:5432/hindsight"):
+    cargo run -p hindsight-cli -- eval --backend {{url}} --out reports/backend-postgres
+
+# Evaluate against the compose Qdrant (gRPC port 6334).
+eval-qdrant url=env_var_or_default("QDRANT_URL", "qdrant://127.0.0.1:6334"):
+    cargo run -p hindsight-cli -- eval --backend {{url}} --out reports/backend-qdrant
