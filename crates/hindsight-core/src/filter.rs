@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::memory::{Memory, MemoryKind, Outcome, Status, TaskType};
+use crate::memory::{Memory, MemoryKind, Namespace, Outcome, Status, TaskType};
+use crate::store::{PathHit, PathHits};
 
 /// Half-open time interval `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +104,34 @@ impl StructuredQuery {
     /// tag and kind hints alone are too broad to enumerate a namespace by.
     pub fn has_selective_signal(&self) -> bool {
         !self.identifiers.is_empty() || !self.entities.is_empty() || self.time_range.is_some()
+    }
+
+    /// The structured path's hits from a backend's candidates: those in `ns` that pass `filter`
+    /// and score above 0, best first (ties: newer first, then id ascending), at most `k`. Every
+    /// backend ranks its candidates with this, so the path orders hits the same everywhere.
+    pub fn rank(
+        &self,
+        ns: &Namespace,
+        filter: &Filter,
+        candidates: impl IntoIterator<Item = Memory>,
+        k: usize,
+    ) -> PathHits {
+        let mut scored: Vec<(f32, Memory)> = candidates
+            .into_iter()
+            .filter(|m| m.namespace == *ns && filter.matches(m))
+            .map(|m| (self.score(&m), m))
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.created_at.cmp(&a.1.created_at))
+                .then(a.1.id.cmp(&b.1.id))
+        });
+        scored.truncate(k);
+        scored
+            .into_iter()
+            .map(|(score, m)| PathHit { id: m.id, score })
+            .collect()
     }
 
     /// Score of a memory against the signals; 0 when nothing matches. Pure, shared by all backends:

@@ -825,26 +825,11 @@ impl Store for PostgresStore {
             qb.push_bind(i64::try_from(k.saturating_mul(10)).unwrap_or(i64::MAX));
         }
         let rows = qb.build().fetch_all(&self.pool).await.map_err(db_err)?;
-        let mut scored = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let m = memory_from_row(r)?;
-            if m.namespace == *ns && filter.matches(&m) {
-                let s = query.score(&m);
-                if s > 0.0 {
-                    scored.push((s, m));
-                }
-            }
-        }
-        scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(b.1.created_at.cmp(&a.1.created_at))
-                .then(a.1.id.cmp(&b.1.id))
-        });
-        scored.truncate(k);
-        Ok(scored
-            .into_iter()
-            .map(|(score, m)| PathHit { id: m.id, score })
-            .collect())
+        let memories = rows
+            .iter()
+            .map(memory_from_row)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(query.rank(ns, filter, memories, k))
     }
 
     async fn scan(

@@ -951,26 +951,11 @@ impl Store for QdrantStore {
                 .map_err(qerr(format!("structured search in namespace {ns}")))?
                 .result
         };
-        let mut scored: Vec<(f32, Memory)> = Vec::new();
-        for p in &points {
-            let m = memory_from_payload(&p.payload, &pid_text(p.id.as_ref()))?;
-            if m.namespace == *ns && filter.matches(&m) {
-                let s = query.score(&m);
-                if s > 0.0 {
-                    scored.push((s, m));
-                }
-            }
-        }
-        scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(b.1.created_at.cmp(&a.1.created_at))
-                .then(a.1.id.cmp(&b.1.id))
-        });
-        scored.truncate(k);
-        Ok(scored
-            .into_iter()
-            .map(|(score, m)| PathHit { id: m.id, score })
-            .collect())
+        let memories = points
+            .iter()
+            .map(|p| memory_from_payload(&p.payload, &pid_text(p.id.as_ref())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(query.rank(ns, filter, memories, k))
     }
 
     async fn scan(

@@ -1053,22 +1053,7 @@ impl Store for SqliteStore {
                 .collect()
         };
         let memories = self.memories_by_key(&keys).await?;
-        let mut scored: Vec<(f32, Memory)> = memories
-            .into_values()
-            .filter(|m| m.namespace == *ns && filter.matches(m))
-            .map(|m| (query.score(&m), m))
-            .filter(|(s, _)| *s > 0.0)
-            .collect();
-        scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(b.1.created_at.cmp(&a.1.created_at))
-                .then(a.1.id.cmp(&b.1.id))
-        });
-        scored.truncate(k);
-        Ok(scored
-            .into_iter()
-            .map(|(score, m)| PathHit { id: m.id, score })
-            .collect())
+        Ok(query.rank(ns, filter, memories.into_values(), k))
     }
 
     async fn scan(
