@@ -15,7 +15,7 @@
 //!   per case (each on its own multi-threaded tokio runtime), so failures are reported by name:
 //!
 //! ```ignore
-//! // crates/hindsight-store-foo/tests/conformance.rs
+//! // crates/hindsight-store-foo/tests/it/conformance.rs
 //! hindsight_conformance::store_conformance_tests!(|space| async move {
 //!     FooStore::open_in_memory(space).await.expect("open store")
 //! });

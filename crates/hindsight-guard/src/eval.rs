@@ -99,6 +99,28 @@ pub struct GuardEvalReport {
     pub redaction: RedactionReport,
     /// Verdicts of the combined policy.
     pub verdict_counts: BTreeMap<String, usize>,
+    /// Every record the combined policy got wrong (missed attacks, flagged benign texts), for
+    /// error analysis (`hindsight guard eval --mistakes FILE`). Not part of the report JSON.
+    #[serde(skip)]
+    pub mistakes: Vec<Mistake>,
+}
+
+/// One record the combined policy got wrong.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mistake {
+    pub id: String,
+    pub label: String,
+    pub category: String,
+    pub language: String,
+    pub style: String,
+    pub source: String,
+    pub template: String,
+    pub verdict: String,
+    /// Score of the combined policy (classifier probability, or 1 for a rule hit).
+    pub score: f32,
+    /// Names of the rules (cues included) that matched.
+    pub rules: Vec<String>,
+    pub text: String,
 }
 
 #[derive(Default)]
@@ -175,6 +197,7 @@ pub fn evaluate(
     let mut combined = Tally::default();
     let mut combined_noemb = Tally::default();
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut mistakes = Vec::new();
     let (mut sec_ok, mut sec_n, mut spur, mut spur_n) = (0, 0, 0, 0);
     let clf = guard.classifier();
     for (i, r) in records.iter().enumerate() {
@@ -192,6 +215,21 @@ pub fn evaluate(
         cls_lex.add(r, p >= guard.threshold(HeadKind::Lexical, r.source));
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
+        if v.verdict.is_flagged() != r.is_attack() {
+            mistakes.push(Mistake {
+                id: r.id.clone(),
+                label: if r.is_attack() { "attack" } else { "benign" }.to_owned(),
+                category: r.category.clone(),
+                language: r.language.clone(),
+                style: r.style.clone(),
+                source: r.source.to_string(),
+                template: r.template.clone(),
+                verdict: v.verdict.as_str().to_owned(),
+                score: v.score,
+                rules: a.hits.iter().map(|h| h.rule.to_owned()).collect(),
+                text: r.text.clone(),
+            });
+        }
         *verdicts.entry(v.verdict.as_str().to_owned()).or_default() += 1;
         if emb.is_some() {
             let v2 = guard.decide(&r.text, &a, r.source, None);
@@ -247,6 +285,7 @@ pub fn evaluate(
             spurious_redaction: wilson(spur, spur_n),
         },
         verdict_counts: verdicts,
+        mistakes,
     })
 }
 

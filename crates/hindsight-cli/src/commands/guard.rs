@@ -57,6 +57,9 @@ pub enum GuardCommand {
         /// Skip embeddings (lexical fallback only).
         #[arg(long)]
         no_embed: bool,
+        /// Also write every record the combined policy got wrong to this JSONL file.
+        #[arg(long)]
+        mistakes: Option<PathBuf>,
         #[arg(long)]
         model: Option<PathBuf>,
     },
@@ -216,6 +219,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             corpus,
             split,
             no_embed,
+            mistakes,
             model,
         } => {
             let Some(split) = Split::parse(split) else {
@@ -234,6 +238,21 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 Some(embed_all(&e, &texts)?)
             };
             let report = evaluate(&guard, &records, embeddings.as_deref())?;
+            if let Some(path) = mistakes {
+                let mut w = std::io::BufWriter::new(
+                    std::fs::File::create(path)
+                        .with_context(|| format!("creating {}", path.display()))?,
+                );
+                for m in &report.mistakes {
+                    writeln!(w, "{}", serde_json::to_string(m)?)?;
+                }
+                w.flush()?;
+                eprintln!(
+                    "{} mistakes written to {}",
+                    report.mistakes.len(),
+                    path.display()
+                );
+            }
             if cli.json {
                 super::print_json(&report)?;
             } else {

@@ -4,10 +4,10 @@
 //! every case passes after a loud `!!! SKIPPED` banner, unless `HINDSIGHT_REQUIRE_SERVICES=1`,
 //! which turns the missing URL into a failure (CI). Every case opens its stores in a fresh schema
 //! and drops it afterwards. The suite runs with `ExactDuplicates::Allow` (the bare `Store`
-//! contract, which permits two active memories with the same text); `tests/store.rs` covers the
+//! contract, which permits two active memories with the same text); `tests/it/store.rs` covers the
 //! default `Reject` policy.
 
-mod common;
+use crate::common;
 
 use hindsight_conformance::TestStore;
 use hindsight_core::EmbeddingSpace;

@@ -178,7 +178,7 @@ fn writes_every_output() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = summary(true, true);
     let files = write_report(&s, dir.path()).expect("report written");
-    // To look at the output: HINDSIGHT_EVAL_SMOKE_OUT=/tmp/smoke cargo test -p hindsight-eval --test report_smoke
+    // To look at the output: HINDSIGHT_EVAL_SMOKE_OUT=/tmp/smoke cargo test -p hindsight-eval --test it report_smoke
     if let Some(out) = std::env::var_os("HINDSIGHT_EVAL_SMOKE_OUT") {
         write_report(&s, out).expect("report copy written");
     }

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use hindsight_eval::{Metric, aggregate, evaluate, parse_qrels, parse_run};
 
-const QRELS: &str = include_str!("fixtures/trec/qrels.txt");
-const RUN: &str = include_str!("fixtures/trec/run.txt");
-const EXPECTED: &str = include_str!("fixtures/trec/expected.json");
+const QRELS: &str = include_str!("../fixtures/trec/qrels.txt");
+const RUN: &str = include_str!("../fixtures/trec/run.txt");
+const EXPECTED: &str = include_str!("../fixtures/trec/expected.json");
 
 #[derive(serde::Deserialize)]
 struct Expected {

@@ -3,7 +3,7 @@
 //! handles (as two processes would hold), and the ANN index choice. Needs `HINDSIGHT_PG_URL` like
 //! `conformance.rs`; skips loudly without it (fails under `HINDSIGHT_REQUIRE_SERVICES=1`).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
