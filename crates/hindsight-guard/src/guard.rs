@@ -22,8 +22,9 @@ pub struct GuardConfig {
     pub redact: bool,
     /// Use this base threshold instead of the classifier's validated one.
     pub threshold_override: Option<f32>,
-    /// Also quarantine on any Rule-severity hit, whatever the classifier says ("prefer false alarms
-    /// to misses"). Default false: rule hits are features of the learned fusion.
+    /// Quarantine on any Rule-severity hit, whatever the classifier says. Default true: the rules
+    /// keep their precision on templates the classifier never saw (on held-out templates the
+    /// classifier alone did not transfer); with false, rule hits are only classifier features.
     pub rule_hits_flag: bool,
 }
 
@@ -34,7 +35,7 @@ impl Default for GuardConfig {
             reject_high_confidence: true,
             redact: true,
             threshold_override: None,
-            rule_hits_flag: false,
+            rule_hits_flag: true,
         }
     }
 }
