@@ -41,21 +41,34 @@ fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
 }
 
 /// Recall@10 and latency percentiles of the graph at one `ef`.
-fn sweep_row(idx: &AnnIndex, queries: &[Vec<f32>], exact: &[Vec<(u64, f32)>], k: usize) -> String {
+/// `filtered`: through the per-candidate filter callback (accepting everything), as a store does
+/// when some memories are inactive; otherwise the unfiltered graph search.
+fn sweep_row(
+    idx: &AnnIndex,
+    queries: &[Vec<f32>],
+    exact: &[Vec<(u64, f32)>],
+    k: usize,
+    filtered: bool,
+) -> String {
     let mut times = Vec::with_capacity(queries.len());
     let mut recall = 0.0;
     let mut fallbacks = 0;
     for (q, truth) in queries.iter().zip(exact) {
         let t = Instant::now();
-        let (hits, mode) = idx.search_with_mode(q, k, &|_| true);
+        let (hits, mode) = if filtered {
+            idx.search_with_mode(q, k, &|_| true)
+        } else {
+            idx.search_all_with_mode(q, k)
+        };
         times.push(t.elapsed().as_secs_f64() * 1e3);
         fallbacks += usize::from(mode != SearchMode::Graph);
         recall += recall_at(&hits[..hits.len().min(10)], &truth[..truth.len().min(10)]);
     }
     times.sort_by(f64::total_cmp);
     format!(
-        "ef={:<4} k={k:<3} recall@10={:.4} p50={:.3} ms p99={:.3} ms fallbacks={fallbacks}",
+        "ef={:<4} k={k:<3} {:<10} recall@10={:.4} p50={:.3} ms p99={:.3} ms fallbacks={fallbacks}",
         idx.config().expansion_search,
+        if filtered { "filtered" } else { "unfiltered" },
         recall / queries.len() as f64,
         percentile(&times, 0.5),
         percentile(&times, 0.99),
@@ -112,17 +125,19 @@ fn bench_size(c: &mut Criterion, n: usize) {
         percentile(&exact_times, 0.5),
         percentile(&exact_times, 0.99)
     );
-    for ef in [16, 32, 64, 96, 128, 192, 256] {
+    for ef in [16, 32, 48, 64, 96, 128, 192, 256] {
         ann.set_expansion_search(ef);
-        eprintln!(
-            "vector bench n={n}: {}",
-            sweep_row(&ann, &queries, &exact10, 10)
-        );
+        for filtered in [false, true] {
+            eprintln!(
+                "vector bench n={n}: {}",
+                sweep_row(&ann, &queries, &exact10, 10, filtered)
+            );
+        }
     }
     ann.set_expansion_search(config.expansion_search);
     eprintln!(
         "vector bench n={n}: default {}",
-        sweep_row(&ann, &queries, &exact10, 30)
+        sweep_row(&ann, &queries, &exact10, 30, false)
     );
 
     let mut group = c.benchmark_group("vector_search");
@@ -140,11 +155,18 @@ fn bench_size(c: &mut Criterion, n: usize) {
             |b| {
                 b.iter(|| {
                     qi = (qi + 1) % queries.len();
-                    black_box(ann.search(black_box(&queries[qi]), k, &|_| true))
+                    black_box(ann.search_all(black_box(&queries[qi]), k))
                 });
             },
         );
     }
+    // The same through the filter callback (every candidate accepted).
+    group.bench_function(BenchmarkId::new("hnsw_k10_filter_callback", n), |b| {
+        b.iter(|| {
+            qi = (qi + 1) % queries.len();
+            black_box(ann.search(black_box(&queries[qi]), 10, &|_| true))
+        });
+    });
     // Half the rows rejected by the filter (as if half the memories were forgotten).
     group.bench_function(BenchmarkId::new("hnsw_k30_half_filtered", n), |b| {
         b.iter(|| {

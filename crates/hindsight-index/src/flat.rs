@@ -3,7 +3,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
-use hindsight_core::{VectorIndex, dot};
+use hindsight_core::VectorIndex;
 
 /// Exact top-k search over L2-normalised vectors.
 ///
@@ -148,7 +148,7 @@ impl VectorIndex for FlatIndex {
         let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
         for (row, &key) in self.data.chunks_exact(self.dim).zip(&self.keys) {
             let cand = Candidate {
-                score: dot(row, query),
+                score: simd_dot(row, query),
                 key,
             };
             if heap.len() == k {
@@ -169,6 +169,16 @@ impl VectorIndex for FlatIndex {
             .into_iter()
             .map(|Reverse(c)| (c.key, c.score))
             .collect()
+    }
+}
+
+/// Dot product with numkong's runtime-dispatched SIMD kernel (AVX2 / AVX-512 / NEON, chosen
+/// for the CPU at run time), accumulated in f64. Falls back to the portable loop on a length
+/// mismatch, which the callers rule out.
+pub fn simd_dot(a: &[f32], b: &[f32]) -> f32 {
+    match <f32 as numkong::Dot>::dot(a, b) {
+        Some(d) => d as f32,
+        None => hindsight_core::dot(a, b),
     }
 }
 
@@ -193,7 +203,7 @@ mod tests {
         let mut all: Vec<(u64, f32)> = rows
             .iter()
             .filter(|(key, _)| accept(*key))
-            .map(|(key, v)| (*key, dot(v, q)))
+            .map(|(key, v)| (*key, simd_dot(v, q)))
             .collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         all.truncate(k);

@@ -168,7 +168,7 @@ impl State {
         };
         if is_active_only(filter) {
             if ns.inactive.is_empty() {
-                ns.vectors.search(query, k, &|_| true)
+                ns.vectors.search_all(query, k)
             } else {
                 ns.vectors
                     .search(query, k, &|key| !ns.inactive.contains(&key))
