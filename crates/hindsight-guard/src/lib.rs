@@ -17,9 +17,9 @@
 //! Sensitive data (API keys, tokens, passwords, emails, phones, ID numbers, credit cards) is found
 //! by [`find_sensitive`] and replaced by [`redact`] with `[REDACTED:kind]`.
 //!
-//! Policy ([`Guard::scan`] → [`Verdict`]): injection score ≥ the trust-scaled threshold
-//! ([`effective_threshold`]) → quarantine; a Reject-severity rule (exfiltration of secrets to a
-//! destination) → reject; otherwise sensitive data → redact; else allow. [`Guard`] implements
+//! Policy ([`Guard::scan`] → [`Verdict`]): a Rule-severity hit, or an injection score ≥ the
+//! trust-scaled threshold ([`effective_threshold`]) → quarantine; a Reject-severity rule
+//! (exfiltration of secrets to a destination) → reject; otherwise sensitive data → redact; else allow. [`Guard`] implements
 //! `hindsight_core::WriteGuard`.
 //!
 //! The labelled corpus ([`corpus`]) is generated deterministically and split by template;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
 use hindsight_embed::Embedder;
 use hindsight_engine::Engine;
-use hindsight_eval::AnnRecall;
+use hindsight_eval::{AnnRecall, AnnSweepRow};
 use hindsight_index::{AnnConfig, AnnIndex, FlatIndex};
 use hindsight_store_sqlite::SqliteStore;
 use serde::{Deserialize, Serialize};
@@ -121,13 +121,19 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-/// Recall@`k` of the HNSW graph against the exact scan over `vectors`, for `queries`, with the
-/// store's default [`AnnConfig`] (graph forced on regardless of the threshold).
-pub fn ann_recall(vectors: &[Vec<f32>], queries: &[Vec<f32>], k: usize) -> AnnRecall {
+/// Recall@`k` of the HNSW graph against the exact scan over `vectors`, for `queries`, with
+/// `config` (normally the store's default; the graph is forced on regardless of the threshold),
+/// swept over several `ef`.
+pub fn ann_recall(
+    vectors: &[Vec<f32>],
+    queries: &[Vec<f32>],
+    k: usize,
+    config: AnnConfig,
+) -> AnnRecall {
     let dim = vectors.first().map_or(0, Vec::len);
     let config = AnnConfig {
         threshold: 0,
-        ..AnnConfig::default()
+        ..config
     };
     let mut flat = FlatIndex::with_capacity(dim, vectors.len());
     let mut ann = AnnIndex::new_bulk(dim, config);
@@ -138,35 +144,45 @@ pub fn ann_recall(vectors: &[Vec<f32>], queries: &[Vec<f32>], k: usize) -> AnnRe
     let started = Instant::now();
     ann.finish_bulk_load();
     let build_s = started.elapsed().as_secs_f64();
-    let (mut exact_ms, mut ann_ms) = (Vec::new(), Vec::new());
-    let mut found = 0usize;
-    let mut wanted = 0usize;
-    for q in queries {
-        let t = Instant::now();
-        let exact = flat.search(q, k, &|_| true);
-        exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        let approx = ann.search(q, k, &|_| true);
-        ann_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        wanted += exact.len();
-        found += exact
-            .iter()
-            .filter(|(key, _)| approx.iter().any(|(a, _)| a == key))
-            .count();
-    }
+    let mut exact_ms = Vec::new();
+    let exact: Vec<Vec<(u64, f32)>> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            let hits = flat.search(q, k, &|_| true);
+            exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            hits
+        })
+        .collect();
     exact_ms.sort_by(f64::total_cmp);
-    ann_ms.sort_by(f64::total_cmp);
+    let mut sweep = Vec::new();
+    let mut efs = vec![16usize, 32, 64, 128, 256, 512];
+    if !efs.contains(&config.expansion_search) {
+        efs.push(config.expansion_search);
+        efs.sort_unstable();
+    }
+    for ef in efs {
+        ann.set_expansion_search(ef);
+        sweep.push(sweep_row(&flat, &ann, queries, &exact, k, ef));
+    }
+    let default_row = sweep
+        .iter()
+        .find(|r| r.ef == config.expansion_search as u64)
+        .cloned()
+        .unwrap_or(AnnSweepRow {
+            ef: config.expansion_search as u64,
+            recall: 1.0,
+            recall_tolerant: 1.0,
+            p50_ms: 0.0,
+            p99_ms: 0.0,
+        });
     AnnRecall {
         vectors: vectors.len() as u64,
         queries: queries.len() as u64,
         k: k as u64,
-        recall: if wanted == 0 {
-            1.0
-        } else {
-            found as f64 / wanted as f64
-        },
-        ann_p50_ms: percentile(&ann_ms, 0.5),
-        ann_p99_ms: percentile(&ann_ms, 0.99),
+        recall: default_row.recall,
+        ann_p50_ms: default_row.p50_ms,
+        ann_p99_ms: default_row.p99_ms,
         exact_p50_ms: percentile(&exact_ms, 0.5),
         exact_p99_ms: percentile(&exact_ms, 0.99),
         params: BTreeMap::from([
@@ -175,7 +191,60 @@ pub fn ann_recall(vectors: &[Vec<f32>], queries: &[Vec<f32>], k: usize) -> AnnRe
             ("ef".to_owned(), config.expansion_search as u64),
         ]),
         build_s,
+        sweep,
     }
+}
+
+/// Recall (by key and score-tolerant) and latency of `ann` at `ef` against `exact`.
+fn sweep_row(
+    flat: &FlatIndex,
+    ann: &AnnIndex,
+    queries: &[Vec<f32>],
+    exact: &[Vec<(u64, f32)>],
+    k: usize,
+    ef: usize,
+) -> AnnSweepRow {
+    const TOLERANCE: f32 = 1e-3;
+    let mut ms = Vec::with_capacity(queries.len());
+    let (mut found, mut near, mut wanted) = (0usize, 0usize, 0usize);
+    for (q, truth) in queries.iter().zip(exact) {
+        let t = Instant::now();
+        let approx = ann.search(q, k, &|_| true);
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        wanted += truth.len();
+        found += truth
+            .iter()
+            .filter(|(key, _)| approx.iter().any(|(a, _)| a == key))
+            .count();
+        let kth = truth.last().map_or(f32::NEG_INFINITY, |(_, s)| *s);
+        near += approx
+            .iter()
+            .take(truth.len())
+            .filter(|(key, _)| {
+                flat.get(*key)
+                    .is_some_and(|v| exact_score(v, q) >= kth - TOLERANCE)
+            })
+            .count();
+    }
+    ms.sort_by(f64::total_cmp);
+    let ratio = |a: usize| {
+        if wanted == 0 {
+            1.0
+        } else {
+            a as f64 / wanted as f64
+        }
+    };
+    AnnSweepRow {
+        ef: ef as u64,
+        recall: ratio(found),
+        recall_tolerant: ratio(near),
+        p50_ms: percentile(&ms, 0.5),
+        p99_ms: percentile(&ms, 0.99),
+    }
+}
+
+fn exact_score(v: &[f32], q: &[f32]) -> f32 {
+    hindsight_core::dot(v, q)
 }
 
 #[cfg(test)]
@@ -207,7 +276,7 @@ mod tests {
                 vec![a.cos(), a.sin(), 0.0, 0.0]
             })
             .collect();
-        let r = ann_recall(&vectors, &vectors[..10], 5);
+        let r = ann_recall(&vectors, &vectors[..10], 5, AnnConfig::default());
         assert_eq!(r.vectors, 50);
         assert_eq!(r.recall, 1.0);
     }

@@ -627,6 +627,35 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Streams the row keys of `qb` (newest first) into `out` until `cap` of them are admitted
+    /// by `filter`, then stops reading.
+    async fn newest_admitted(
+        &self,
+        mut qb: QueryBuilder<Sqlite>,
+        ns: &Namespace,
+        filter: &Filter,
+        cap: usize,
+        out: &mut HashSet<u64>,
+    ) -> Result<()> {
+        let mut found = 0usize;
+        let query_built = qb.build();
+        let mut rows = query_built.fetch(&self.pool);
+        while found < cap {
+            let Some(row) = rows.try_next().await.map_err(db_err)? else {
+                break;
+            };
+            let key = u64::try_from(row.try_get::<i64, _>("k").map_err(db_err)?)
+                .map_err(|_| Error::backend("negative rowid"))?;
+            if self.read_state()?.admits(key, ns.as_str(), filter) {
+                out.insert(key);
+                found += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
 fn collect_keys(rows: &[sqlx::sqlite::SqliteRow], out: &mut HashSet<u64>) -> Result<()> {
     for row in rows {
         let k: i64 = row.try_get("k").map_err(db_err)?;
@@ -998,22 +1027,42 @@ impl Store for SqliteStore {
         }
         let mut candidates = HashSet::new();
         self.entity_candidates(ns, query, &mut candidates).await?;
-        if let Some(range) = query.time_range {
-            let rows = sqlx::query("SELECT rowid AS k FROM memories WHERE namespace = ? AND created_at >= ? AND created_at < ?")
-                .bind(ns.as_str())
-                .bind(to_nanos("time_range.start", range.start)?)
-                .bind(to_nanos("time_range.end", range.end)?)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(db_err)?;
-            collect_keys(&rows, &mut candidates)?;
-        }
-        if !query.has_selective_signal() && (!query.tags.is_empty() || !query.kinds.is_empty()) {
-            // Tag/kind hints alone: newest matching memories only, so a hint never enumerates a namespace.
-            let cap = k.saturating_mul(10);
+        // A time window or a tag/kind hint can match most of a namespace ("last week" over a
+        // store filled last week): those are read newest first and capped, so a hint never
+        // enumerates (and loads) a namespace. Entity/identifier matches are always complete.
+        let cap = k.saturating_mul(10);
+        let window = match query.time_range {
+            Some(range) => Some((
+                to_nanos("time_range.start", range.start)?,
+                to_nanos("time_range.end", range.end)?,
+            )),
+            None => None,
+        };
+        if let Some((start, end)) = window {
             let mut qb =
                 QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
             qb.push_bind(ns.as_str().to_owned());
+            qb.push(" AND created_at >= ");
+            qb.push_bind(start);
+            qb.push(" AND created_at < ");
+            qb.push_bind(end);
+            qb.push(" ORDER BY created_at DESC, id ASC");
+            self.newest_admitted(qb, ns, filter, cap, &mut candidates)
+                .await?;
+        }
+        let entity_signal = !query.identifiers.is_empty() || !query.entities.is_empty();
+        if !entity_signal && (!query.tags.is_empty() || !query.kinds.is_empty()) {
+            // Tag/kind hints: the newest matching memories (inside the window, when there is one:
+            // those outscore in-window memories without the hint).
+            let mut qb =
+                QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
+            qb.push_bind(ns.as_str().to_owned());
+            if let Some((start, end)) = window {
+                qb.push(" AND created_at >= ");
+                qb.push_bind(start);
+                qb.push(" AND created_at < ");
+                qb.push_bind(end);
+            }
             qb.push(" AND (0");
             if !query.kinds.is_empty() {
                 qb.push(" OR kind IN (");
@@ -1029,20 +1078,8 @@ impl Store for SqliteStore {
                 qb.push(" COLLATE NOCASE)");
             }
             qb.push(") ORDER BY created_at DESC, id ASC");
-            let mut found = 0usize;
-            let query_built = qb.build();
-            let mut rows = query_built.fetch(&self.pool);
-            while let Some(row) = rows.try_next().await.map_err(db_err)? {
-                let key = u64::try_from(row.try_get::<i64, _>("k").map_err(db_err)?)
-                    .map_err(|_| Error::backend("negative rowid"))?;
-                if self.read_state()?.admits(key, ns.as_str(), filter) {
-                    candidates.insert(key);
-                    found += 1;
-                    if found >= cap {
-                        break;
-                    }
-                }
-            }
+            self.newest_admitted(qb, ns, filter, cap, &mut candidates)
+                .await?;
         }
         // Cheap pre-filter on the in-memory metadata, then the reference semantics on full rows.
         let keys: Vec<u64> = {

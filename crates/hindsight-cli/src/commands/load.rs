@@ -93,6 +93,12 @@ pub struct RecallArgs {
     pub queries: usize,
     #[arg(long, default_value = "datasets/agent-memory-bilingual")]
     pub dataset: String,
+    /// HNSW `M` (default: the store's).
+    #[arg(long)]
+    pub m: Option<usize>,
+    /// HNSW `ef_construction` (default: the store's).
+    #[arg(long)]
+    pub ef_construction: Option<usize>,
 }
 
 pub async fn run(cli: &Cli, cmd: &LoadCommand) -> Result<ExitCode> {
@@ -101,7 +107,10 @@ pub async fn run(cli: &Cli, cmd: &LoadCommand) -> Result<ExitCode> {
         LoadCommand::Run(a) => run_load(cli, a).await,
         LoadCommand::Recall(a) => {
             let dir = data_dir(cli)?;
-            let r = recall(cli, &dir, &a.dataset, a.queries)?;
+            let mut config = hindsight_index::AnnConfig::default();
+            config.connectivity = a.m.unwrap_or(config.connectivity);
+            config.expansion_add = a.ef_construction.unwrap_or(config.expansion_add);
+            let r = recall(cli, &dir, &a.dataset, a.queries, config)?;
             println!("{}", serde_json::to_string_pretty(&r)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -177,6 +186,7 @@ fn recall(
     dir: &Path,
     dataset: &str,
     n_queries: usize,
+    config: hindsight_index::AnnConfig,
 ) -> Result<hindsight_eval::AnnRecall> {
     let manifest = PrefillManifest::read(dir)?;
     let embedder = cached_embedder(cli)?;
@@ -210,7 +220,7 @@ fn recall(
         vectors.len(),
         queries.len()
     );
-    Ok(hindsight_load::ann_recall(&vectors, &queries, 10))
+    Ok(hindsight_load::ann_recall(&vectors, &queries, 10, config))
 }
 
 fn print_level(l: &LoadLevel) {
@@ -285,7 +295,13 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
         .await
         .context("running the load")?;
     if let Some(dir) = &a.recall_data {
-        match recall(cli, dir, &a.dataset, 500) {
+        match recall(
+            cli,
+            dir,
+            &a.dataset,
+            500,
+            hindsight_index::AnnConfig::default(),
+        ) {
             Ok(r) => {
                 eprintln!(
                     "ANN recall@10 {:.4} over {} vectors: p50 {:.3} ms (exact {:.3} ms)",

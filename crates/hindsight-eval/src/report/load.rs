@@ -97,6 +97,22 @@ pub struct AnnRecall {
     pub params: BTreeMap<String, u64>,
     /// Seconds to build the graph.
     pub build_s: f64,
+    /// The same graph at other `ef` values (the default's row included).
+    #[serde(default)]
+    pub sweep: Vec<AnnSweepRow>,
+}
+
+/// Recall and latency of the graph at one `ef`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnSweepRow {
+    pub ef: u64,
+    /// Fraction of the exact top-k keys the graph returned.
+    pub recall: f64,
+    /// Fraction of the graph's top-k whose exact score is at least the exact k-th score minus
+    /// 1e-3 (ann-benchmarks' tolerant recall: a near-tie counts as found).
+    pub recall_tolerant: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 impl LoadSummary {
@@ -208,6 +224,17 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
             a.exact_p99_ms,
             a.build_s
         );
+        if !a.sweep.is_empty() {
+            md.push_str("| ef | recall@k | tolerant recall (1e-3) | p50 ms | p99 ms |\n|---|---|---|---|---|\n");
+            for r in &a.sweep {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.4} | {:.4} | {:.3} | {:.3} |",
+                    r.ef, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms
+                );
+            }
+            md.push('\n');
+        }
     }
     md.push_str(&tables::markdown(&frame));
     for note in &summary.notes {
