@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -224,26 +224,39 @@ impl KeywordIndex {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let ns = TermQuery::new(
-            Term::from_field_text(self.fields.namespace, namespace),
-            IndexRecordOption::Basic,
-        );
-        let query = BooleanQuery::new(vec![
-            (
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(ns), 0.0)),
-            ),
-            (Occur::Must, Box::new(BooleanQuery::new(terms))),
-        ]);
-
         let searcher = self.reader.searcher();
+        let ns_term = Term::from_field_text(self.fields.namespace, namespace);
+        // When every document (deleted ones included) belongs to `namespace`, the namespace clause
+        // filters nothing, and leaving it out keeps the query a pure disjunction, which tantivy
+        // answers with block-max WAND instead of scoring every matching document.
+        let all_docs: u64 = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| u64::from(r.max_doc()))
+            .sum();
+        let query: Box<dyn Query> = if searcher.doc_freq(&ns_term)? == all_docs {
+            Box::new(BooleanQuery::new(terms))
+        } else {
+            let ns = TermQuery::new(ns_term, IndexRecordOption::Basic);
+            Box::new(BooleanQuery::new(vec![
+                (
+                    Occur::Must,
+                    Box::new(ConstScoreQuery::new(Box::new(ns), 0.0)),
+                ),
+                (Occur::Must, Box::new(BooleanQuery::new(terms))),
+            ]))
+        };
+
         let mut fetch = k.saturating_mul(2).max(k + 16);
+        // Ties at the k-th score are completed by refetching, but only up to this many hits: on
+        // templated text thousands of documents can share a score, and completing such a tie
+        // scored the whole posting lists again and again (100k memories: 12-18 ms a query). A
+        // tie wider than this is cut in tantivy's order, which depends on the segment layout.
+        let max_fetch = k.saturating_mul(32).max(fetch);
         loop {
-            let (top, total) = searcher.search(
-                &query,
-                &(TopDocs::with_limit(fetch).order_by_score(), Count),
-            )?;
-            let exhausted = top.len() < fetch || total <= fetch;
+            // No hit count: counting would score every matching document.
+            let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
+            let exhausted = top.len() < fetch;
             let lowest_fetched = top.last().map(|(score, _)| *score);
             let mut out = Vec::with_capacity(top.len());
             for (score, addr) in top {
@@ -256,15 +269,20 @@ impl KeywordIndex {
             }
             // Equal BM25 scores are ordered by key, so results do not depend on the segment layout
             // (which background merges change). That needs every document tied with the k-th
-            // hit: when the k-th score equals the lowest fetched one, more may be unfetched.
+            // hit (up to `max_fetch`): when the k-th score equals the lowest fetched one, more may be unfetched.
             out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             let boundary_is_complete =
                 out.len() >= k && lowest_fetched.is_some_and(|low| out[k - 1].1 > low);
-            if exhausted || boundary_is_complete {
+            let tie_cap_reached = out.len() >= k && fetch >= max_fetch;
+            if exhausted || boundary_is_complete || tie_cap_reached {
                 out.truncate(k);
                 return Ok(out);
             }
-            fetch = fetch.saturating_mul(4);
+            fetch = if out.len() >= k {
+                fetch.saturating_mul(4).min(max_fetch)
+            } else {
+                fetch.saturating_mul(4)
+            };
         }
     }
 
