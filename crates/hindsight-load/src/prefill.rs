@@ -222,7 +222,7 @@ fn sweep_row(
             .take(truth.len())
             .filter(|(key, _)| {
                 flat.get(*key)
-                    .is_some_and(|v| exact_score(v, q) >= kth - TOLERANCE)
+                    .is_some_and(|v| hindsight_core::dot(v, q) >= kth - TOLERANCE)
             })
             .count();
     }
@@ -241,10 +241,6 @@ fn sweep_row(
         p50_ms: percentile(&ms, 0.5),
         p99_ms: percentile(&ms, 0.99),
     }
-}
-
-fn exact_score(v: &[f32], q: &[f32]) -> f32 {
-    hindsight_core::dot(v, q)
 }
 
 #[cfg(test)]

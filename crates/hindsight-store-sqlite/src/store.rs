@@ -625,9 +625,7 @@ impl SqliteStore {
         }
         Ok(())
     }
-}
 
-impl SqliteStore {
     /// Streams the row keys of `qb` (newest first) into `out` until `cap` of them are admitted
     /// by `filter`, then stops reading.
     async fn newest_admitted(
@@ -654,6 +652,20 @@ impl SqliteStore {
         }
         Ok(())
     }
+}
+
+/// `SELECT rowid AS k FROM memories WHERE namespace = ?`, restricted to `window` (created_at
+/// nanoseconds, end exclusive) when there is one; callers append further conditions.
+fn keys_in_namespace(ns: &Namespace, window: Option<(i64, i64)>) -> QueryBuilder<Sqlite> {
+    let mut qb = QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
+    qb.push_bind(ns.as_str().to_owned());
+    if let Some((start, end)) = window {
+        qb.push(" AND created_at >= ");
+        qb.push_bind(start);
+        qb.push(" AND created_at < ");
+        qb.push_bind(end);
+    }
+    qb
 }
 
 fn collect_keys(rows: &[sqlx::sqlite::SqliteRow], out: &mut HashSet<u64>) -> Result<()> {
@@ -1038,14 +1050,8 @@ impl Store for SqliteStore {
             )),
             None => None,
         };
-        if let Some((start, end)) = window {
-            let mut qb =
-                QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
-            qb.push_bind(ns.as_str().to_owned());
-            qb.push(" AND created_at >= ");
-            qb.push_bind(start);
-            qb.push(" AND created_at < ");
-            qb.push_bind(end);
+        if window.is_some() {
+            let mut qb = keys_in_namespace(ns, window);
             qb.push(" ORDER BY created_at DESC, id ASC");
             self.newest_admitted(qb, ns, filter, cap, &mut candidates)
                 .await?;
@@ -1054,15 +1060,7 @@ impl Store for SqliteStore {
         if !entity_signal && (!query.tags.is_empty() || !query.kinds.is_empty()) {
             // Tag/kind hints: the newest matching memories (inside the window, when there is one:
             // those outscore in-window memories without the hint).
-            let mut qb =
-                QueryBuilder::<Sqlite>::new("SELECT rowid AS k FROM memories WHERE namespace = ");
-            qb.push_bind(ns.as_str().to_owned());
-            if let Some((start, end)) = window {
-                qb.push(" AND created_at >= ");
-                qb.push_bind(start);
-                qb.push(" AND created_at < ");
-                qb.push_bind(end);
-            }
+            let mut qb = keys_in_namespace(ns, window);
             qb.push(" AND (0");
             if !query.kinds.is_empty() {
                 qb.push(" OR kind IN (");
