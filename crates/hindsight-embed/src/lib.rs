@@ -15,7 +15,9 @@
 //!   ([`Embedder::is_test_only`] is true so reports can say so).
 //!
 //! [`CachedEmbedder`] wraps any of them with an LRU cache for query embeddings and reports
-//! [`CacheStats`]. [`DiskCachedEmbedder`] persists document vectors by text hash, so replaying a
+//! [`CacheStats`]. [`CoalescingEmbedder`] merges calls made concurrently from several threads
+//! into one forward pass (the server's searches and writes share passes under load).
+//! [`DiskCachedEmbedder`] persists document vectors by text hash, so replaying a
 //! dataset embeds each text once per model. [`EmbedderSpec`] parses the short strings the CLI accepts (`minilm`,
 //! `hash:384`, `http://host/v1?model=...`) and [`load_embedder`] builds the embedder.
 //!
@@ -25,6 +27,7 @@
 
 mod bert;
 mod cache;
+mod coalesce;
 mod disk_cache;
 mod embedder;
 mod error;
@@ -36,6 +39,7 @@ mod minilm;
 mod spec;
 
 pub use cache::{CacheStats, CachedEmbedder};
+pub use coalesce::{CoalesceStats, CoalescingEmbedder};
 pub use disk_cache::DiskCachedEmbedder;
 pub use embedder::Embedder;
 pub use error::EmbedError;

@@ -9,7 +9,7 @@ use hindsight_core::{
     MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status, Store,
     WriteGuard, decay, index_text,
 };
-use hindsight_embed::{CacheStats, CachedEmbedder, Embedder};
+use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
     FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand,
 };
@@ -195,10 +195,13 @@ impl EngineBuilder {
                 ),
             ));
         }
+        // Concurrent searches and writes share forward passes (a lone call runs at once).
+        let embedder: Arc<dyn Embedder> =
+            Arc::new(CoalescingEmbedder::new(self.embedder, COALESCE_MAX_TEXTS));
         Ok(Engine {
-            query_embedder: Arc::new(CachedEmbedder::new(self.embedder.clone(), self.query_cache)),
+            query_embedder: Arc::new(CachedEmbedder::new(embedder.clone(), self.query_cache)),
             store: self.store,
-            embedder: self.embedder,
+            embedder,
             judge: self.judge,
             guard: self.guard,
             consensus: self.consensus,
@@ -209,6 +212,10 @@ impl EngineBuilder {
         })
     }
 }
+
+/// Most texts one merged embedding pass takes from concurrent callers (a larger single call
+/// still runs whole).
+const COALESCE_MAX_TEXTS: usize = 64;
 
 fn embed_err(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Embedding, format!("embedding failed: {e}"))
