@@ -33,7 +33,9 @@ pub use metrics::{
     Metric, MetricMeans, PerQueryMetrics, Qrels, QueryMetrics, QueryTags, Run, aggregate,
     aggregate_by_tag, evaluate, evaluate_query, parse_qrels, parse_run, rank_hits,
 };
-pub use report::{AnnRecall, AnnSweepRow, LoadLevel, LoadSummary, OpStats, write_load_report};
+pub use report::{
+    AnnRecall, AnnSweepRow, LoadLevel, LoadSummary, OpStats, SlowCall, write_load_report,
+};
 pub use report::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, PlotFile, ReportFiles, SetupReport,
     Significance, Summary, TEST_ONLY_BANNER, TagReport, Timing, TunedFold, Tuning, write_qrels,

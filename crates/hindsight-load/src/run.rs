@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use hindsight_eval::{LoadLevel, OpStats};
+use hindsight_eval::{LoadLevel, OpStats, SlowCall};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -140,9 +140,14 @@ pub struct Bounds {
     pub max_requests: u64,
 }
 
+/// Slow calls a level keeps, with their requests, for the report.
+const SLOWEST_KEPT: usize = 5;
+
 struct Recorder {
     hist: BTreeMap<&'static str, Histogram<u64>>,
     errors: BTreeMap<&'static str, BTreeMap<String, u64>>,
+    /// The slowest calls so far, slowest first (at most `SLOWEST_KEPT`).
+    slowest: Vec<SlowCall>,
 }
 
 fn new_hist() -> Histogram<u64> {
@@ -157,10 +162,33 @@ impl Recorder {
         Recorder {
             hist: BTreeMap::new(),
             errors: BTreeMap::new(),
+            slowest: Vec::new(),
         }
     }
 
-    fn record(&mut self, op: &'static str, latency: Duration, result: Result<(), String>) {
+    fn keep_if_slow(&mut self, call: SlowCall) {
+        if self.slowest.len() == SLOWEST_KEPT
+            && self.slowest.last().is_some_and(|s| s.ms >= call.ms)
+        {
+            return;
+        }
+        let at = self.slowest.partition_point(|s| s.ms >= call.ms);
+        self.slowest.insert(at, call);
+        self.slowest.truncate(SLOWEST_KEPT);
+    }
+
+    fn record(
+        &mut self,
+        op: &'static str,
+        latency: Duration,
+        request: String,
+        result: Result<(), String>,
+    ) {
+        self.keep_if_slow(SlowCall {
+            op: op.to_owned(),
+            ms: latency.as_secs_f64() * 1000.0,
+            request,
+        });
         let us = u64::try_from(latency.as_micros())
             .unwrap_or(u64::MAX)
             .max(1);
@@ -174,6 +202,9 @@ impl Recorder {
     }
 
     fn merge(&mut self, other: Recorder) {
+        for call in other.slowest {
+            self.keep_if_slow(call);
+        }
         for (op, h) in other.hist {
             let mine = self.hist.entry(op).or_insert_with(new_hist);
             // Same bounds on both sides: adding cannot fail.
@@ -229,6 +260,7 @@ impl Recorder {
             target_rate: rate,
             duration_s: secs,
             ops,
+            slowest: self.slowest.clone(),
         }
     }
 }
@@ -285,13 +317,14 @@ impl Workload {
         }
     }
 
-    /// Runs one operation; the op actually run (an update without known ids becomes a search).
+    /// Runs one operation. Returns the op actually run (an update without known ids becomes a
+    /// search) and what it asked (query, stored text or id), for the slow-call list.
     async fn one(
         &self,
         op: &'static str,
         phase: Phase,
         rng: &mut ChaCha8Rng,
-    ) -> (&'static str, Result<(), String>) {
+    ) -> (&'static str, String, Result<(), String>) {
         let (op, name, args) = match op {
             STORE => {
                 let i = self.counter.fetch_add(1, Ordering::Relaxed);
@@ -326,14 +359,19 @@ impl Workload {
                 json!({"query": self.search_query(phase, rng), "top_k": self.top_k}),
             ),
         };
+        let request = ["query", "content", "id"]
+            .iter()
+            .find_map(|k| args.get(*k).and_then(Value::as_str))
+            .unwrap_or_default()
+            .to_owned();
         match self.client.call_tool(name, self.args(args)).await {
             Ok(v) => {
                 if op != UPDATE {
                     self.remember_ids(&v).await;
                 }
-                (op, Ok(()))
+                (op, request, Ok(()))
             }
-            Err(e) => (op, Err(error_label(&e))),
+            Err(e) => (op, request, Err(error_label(&e))),
         }
     }
 
@@ -376,8 +414,8 @@ impl Workload {
                 {
                     let op = w.mix.pick(&mut rng);
                     let t = Instant::now();
-                    let (op, result) = w.one(op, phase, &mut rng).await;
-                    rec.record(op, t.elapsed(), result);
+                    let (op, request, result) = w.one(op, phase, &mut rng).await;
+                    rec.record(op, t.elapsed(), request, result);
                 }
                 rec
             }));
@@ -430,11 +468,11 @@ impl Workload {
             let op = self.mix.pick(&mut rng);
             let mut task_rng = ChaCha8Rng::seed_from_u64(rng.random());
             tasks.push(tokio::spawn(async move {
-                let (op, result) = w.one(op, phase, &mut task_rng).await;
+                let (op, request, result) = w.one(op, phase, &mut task_rng).await;
                 let latency = due.elapsed();
                 drop(permit);
                 if let Ok(mut r) = rec.lock() {
-                    r.record(op, latency, result);
+                    r.record(op, latency, request, result);
                 }
             }));
         }
@@ -485,17 +523,30 @@ mod tests {
     fn recorder_reports_percentiles_and_errors() {
         let mut r = Recorder::new();
         for ms in 1..=100u64 {
-            r.record(SEARCH, Duration::from_millis(ms), Ok(()));
+            r.record(SEARCH, Duration::from_millis(ms), format!("q{ms}"), Ok(()));
         }
-        r.record(STORE, Duration::from_millis(5), Err("http-500".into()));
+        r.record(
+            STORE,
+            Duration::from_millis(5),
+            "text".into(),
+            Err("http-500".into()),
+        );
+        // Another worker's recorder with one slower call, merged in.
+        let mut other = Recorder::new();
+        other.record(SEARCH, Duration::from_millis(250), "slow".into(), Ok(()));
+        other.record(SEARCH, Duration::from_millis(2), "fast".into(), Ok(()));
+        r.merge(other);
         let level = r.level(Phase::Warm, "closed", 4, None, 2.0);
         let s = level.op(SEARCH).expect("search stats");
-        assert_eq!(s.count, 100);
-        assert!((s.p50_ms - 50.0).abs() < 0.1, "{}", s.p50_ms);
-        assert!((s.p99_ms - 99.0).abs() < 0.1, "{}", s.p99_ms);
-        assert!((s.throughput - 50.0).abs() < 1e-9);
+        assert_eq!(s.count, 102);
+        assert!((s.p50_ms - 50.0).abs() < 1.1, "{}", s.p50_ms);
+        assert!((s.p99_ms - 100.0).abs() < 1.1, "{}", s.p99_ms);
+        assert!((s.throughput - 51.0).abs() < 1e-9);
         let all = level.op("all").expect("all");
-        assert_eq!((all.count, all.errors), (101, 1));
+        assert_eq!((all.count, all.errors), (103, 1));
+        let slowest: Vec<&str> = level.slowest.iter().map(|c| c.request.as_str()).collect();
+        assert_eq!(slowest, ["slow", "q100", "q99", "q98", "q97"]);
+        assert!((level.slowest[0].ms - 250.0).abs() < 1e-9);
         assert_eq!(all.error_kinds["http-500"], 1);
     }
 }

@@ -54,6 +54,17 @@ pub struct LoadLevel {
     pub duration_s: f64,
     /// Per operation (tool name) plus `all`.
     pub ops: Vec<OpStats>,
+    /// The slowest calls of the level, slowest first, with what they asked (for diagnosis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowest: Vec<SlowCall>,
+}
+
+/// One slow call and its request (the search query, the stored text, the updated id).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowCall {
+    pub op: String,
+    pub ms: f64,
+    pub request: String,
 }
 
 impl LoadLevel {
@@ -237,6 +248,27 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
         }
     }
     md.push_str(&tables::markdown(&frame));
+    let slow: Vec<&LoadLevel> = summary
+        .levels
+        .iter()
+        .filter(|l| l.mode == "closed" && l.concurrency == 1 && !l.slowest.is_empty())
+        .collect();
+    if !slow.is_empty() {
+        md.push_str("\n## Slowest calls at concurrency 1\n\n| phase | op | ms | request |\n|---|---|---|---|\n");
+        for l in slow {
+            for c in &l.slowest {
+                let request: String = c.request.chars().take(100).collect();
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {:.1} | {} |",
+                    l.phase,
+                    c.op,
+                    c.ms,
+                    request.replace('|', "\\|")
+                );
+            }
+        }
+    }
     for note in &summary.notes {
         let _ = writeln!(md, "\n- {note}");
     }
@@ -448,6 +480,11 @@ mod tests {
                     op("memory_search", 2.0 * f64::from(c), 100.0 * f64::from(c)),
                     op("all", 2.0, 120.0 * f64::from(c)),
                 ],
+                slowest: vec![SlowCall {
+                    op: "memory_search".into(),
+                    ms: 9.5 * f64::from(c),
+                    request: "what | changed last week".into(),
+                }],
             })
             .collect();
         let summary = LoadSummary {
@@ -479,5 +516,13 @@ mod tests {
         assert_eq!(csv.lines().count(), 1 + 6, "header + level x op rows");
         let md = std::fs::read_to_string(dir.path().join("load.md")).expect("md");
         assert!(md.contains("memory_search") && md.contains("a note"));
+        assert!(
+            md.contains("| warm | memory_search | 9.5 | what \\| changed last week |"),
+            "slowest calls of the concurrency-1 level, pipes escaped:\n{md}"
+        );
+        assert!(
+            !md.contains("| 19.0 | what"),
+            "only concurrency 1 is listed"
+        );
     }
 }

@@ -15,7 +15,9 @@ pub use guard::{
     GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
     VariantOutcome,
 };
-pub use load::{AnnRecall, AnnSweepRow, LoadLevel, LoadSummary, OpStats, write_load_report};
+pub use load::{
+    AnnRecall, AnnSweepRow, LoadLevel, LoadSummary, OpStats, SlowCall, write_load_report,
+};
 pub use plots::PlotFile;
 pub use summary::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, SetupReport, Significance, Summary, TagReport,
