@@ -98,6 +98,7 @@ macro_rules! store_conformance_tests {
             filters_agree_with_reference_semantics,
             keyword_search_words_cjk_identifiers,
             structured_search_signals_and_ranking,
+            structured_search_popular_entity_keeps_best_matches,
             namespace_isolation_holds_for_random_stores,
         }
     };

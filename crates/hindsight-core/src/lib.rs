@@ -35,7 +35,7 @@ pub mod decay {
 
 pub use decay_mod::DecayConfig;
 pub use error::{Error, ErrorKind, Result};
-pub use filter::{Filter, StructuredQuery, TimeRange};
+pub use filter::{Filter, StructuredQuery, TimeRange, weights as structured_weights};
 pub use guard::{AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, WriteGuard};
 pub use memory::{
     EmbeddingSpace, ImportanceSignals, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,

@@ -145,31 +145,65 @@ impl VectorIndex for FlatIndex {
         if k == 0 || query.len() != self.dim || self.dim == 0 {
             return Vec::new();
         }
-        let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
-        for (row, &key) in self.data.chunks_exact(self.dim).zip(&self.keys) {
-            let cand = Candidate {
-                score: simd_dot(row, query),
-                key,
-            };
-            if heap.len() == k {
-                if heap.peek().is_some_and(|Reverse(worst)| cand <= *worst) {
-                    continue;
-                }
-                if !accept(key) {
-                    continue;
-                }
-                heap.pop();
-                heap.push(Reverse(cand));
-            } else if accept(key) {
-                heap.push(Reverse(cand));
-            }
-        }
-        // `into_sorted_vec` is ascending in `Reverse`, i.e. best first.
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|Reverse(c)| (c.key, c.score))
-            .collect()
+        let rows = self
+            .data
+            .chunks_exact(self.dim)
+            .zip(self.keys.iter().copied());
+        top_k(query, k, rows, accept)
     }
+}
+
+impl FlatIndex {
+    /// Exact top `k` over just `keys` (keys not in the index are skipped), with the scores and
+    /// tie-breaks of [`VectorIndex::search`]. For a selective filter whose admitted rows are
+    /// known up front, this scores those rows instead of scanning the index.
+    pub fn search_keys(
+        &self,
+        query: &[f32],
+        keys: impl IntoIterator<Item = u64>,
+        k: usize,
+    ) -> Vec<(u64, f32)> {
+        if k == 0 || query.len() != self.dim || self.dim == 0 {
+            return Vec::new();
+        }
+        let rows = keys
+            .into_iter()
+            .filter_map(|key| self.get(key).map(|row| (row, key)));
+        top_k(query, k, rows, &|_| true)
+    }
+}
+
+/// The best `k` of `rows` by dot product with `query` (higher score, then smaller key).
+fn top_k<'a>(
+    query: &[f32],
+    k: usize,
+    rows: impl Iterator<Item = (&'a [f32], u64)>,
+    accept: &dyn Fn(u64) -> bool,
+) -> Vec<(u64, f32)> {
+    let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
+    for (row, key) in rows {
+        let cand = Candidate {
+            score: simd_dot(row, query),
+            key,
+        };
+        if heap.len() == k {
+            if heap.peek().is_some_and(|Reverse(worst)| cand <= *worst) {
+                continue;
+            }
+            if !accept(key) {
+                continue;
+            }
+            heap.pop();
+            heap.push(Reverse(cand));
+        } else if accept(key) {
+            heap.push(Reverse(cand));
+        }
+    }
+    // `into_sorted_vec` is ascending in `Reverse`, i.e. best first.
+    heap.into_sorted_vec()
+        .into_iter()
+        .map(|Reverse(c)| (c.key, c.score))
+        .collect()
 }
 
 /// Dot product with numkong's runtime-dispatched SIMD kernel (AVX2 / AVX-512 / NEON, chosen
@@ -297,6 +331,9 @@ mod tests {
             let q: Vec<f32> = q.into_iter().map(f32::from).collect();
             let accept = |key: u64| key.is_multiple_of(modulo);
             prop_assert_eq!(idx.search(&q, k, &accept), naive(&reference, &q, k, &accept));
+            // The same rows named by key (plus absent keys, which are skipped): same answer.
+            let keys = (0u64..45).filter(|key| accept(*key));
+            prop_assert_eq!(idx.search_keys(&q, keys, k), naive(&reference, &q, k, &accept));
         }
     }
 }

@@ -63,11 +63,31 @@ pub(crate) fn is_active_only(f: &Filter) -> bool {
         && f.effective_statuses() == [Status::Active]
 }
 
-/// One namespace's vectors and the keys in it that are not active.
+/// A tag filter is answered by scoring its rows directly when its rarest tag is on at most this
+/// many rows of the namespace.
+const TAGGED_EXACT_MAX: usize = 4096;
+
+/// One namespace's vectors, the keys in it that are not active, and the keys carrying each tag.
 #[derive(Debug)]
 pub(crate) struct NsVectors {
     pub vectors: AnnIndex,
     pub inactive: HashSet<u64>,
+    /// Keys per exact tag (as [`Filter`] compares tags), so a selective tag filter (the
+    /// consensus check's lesson lookup) scores its few rows instead of searching the graph.
+    pub tagged: HashMap<String, HashSet<u64>>,
+}
+
+impl NsVectors {
+    fn untag(&mut self, key: u64, tags: &[String]) {
+        for t in tags {
+            if let Some(keys) = self.tagged.get_mut(t) {
+                keys.remove(&key);
+                if keys.is_empty() {
+                    self.tagged.remove(t);
+                }
+            }
+        }
+    }
 }
 
 /// Derived in-memory state of a store, rebuilt from SQLite at open.
@@ -121,9 +141,16 @@ impl State {
                     AnnIndex::new(dim, ann)
                 },
                 inactive: HashSet::new(),
+                tagged: HashMap::new(),
             });
         if let Some(v) = vector {
             ns.vectors.upsert(key, v);
+        }
+        if let Some(old) = self.rows.get(&key) {
+            ns.untag(key, &old.tags);
+        }
+        for t in &meta.tags {
+            ns.tagged.entry(t.clone()).or_default().insert(key);
         }
         if meta.status == Status::Active {
             ns.inactive.remove(&key);
@@ -152,6 +179,7 @@ impl State {
         {
             ns.vectors.remove(key);
             ns.inactive.remove(&key);
+            ns.untag(key, &meta.tags);
         }
     }
 
@@ -174,9 +202,25 @@ impl State {
                     .search(query, k, &|key| !ns.inactive.contains(&key))
             }
         } else {
-            ns.vectors.search(query, k, &|key| {
-                self.rows.get(&key).is_some_and(|m| m.matches(filter))
-            })
+            let admits = |key: u64| self.rows.get(&key).is_some_and(|m| m.matches(filter));
+            // Every required tag must be on the row: the rarest tag's keys are a superset of
+            // the admitted rows. Few of them: score just those.
+            let rarest = filter
+                .tags
+                .iter()
+                .map(|t| ns.tagged.get(t).map_or(0, HashSet::len))
+                .zip(&filter.tags)
+                .min_by_key(|(n, _)| *n);
+            if let Some((n, tag)) = rarest
+                && n <= TAGGED_EXACT_MAX
+            {
+                let Some(keys) = ns.tagged.get(tag) else {
+                    return Vec::new();
+                };
+                let admitted = keys.iter().copied().filter(|&key| admits(key));
+                return ns.vectors.flat().search_keys(query, admitted, k);
+            }
+            ns.vectors.search(query, k, &admits)
         }
     }
 
@@ -279,6 +323,66 @@ mod tests {
                 "filter admits nothing, test is vacuous: {f:?}"
             );
         }
+    }
+
+    #[test]
+    fn tag_filters_score_tagged_rows_like_a_full_scan() {
+        let mut s = State::new(4, AnnConfig::default());
+        let vector = |i: u32| {
+            let mut v = vec![(i % 7) as f32, (i % 5) as f32, 1.0, (i % 3) as f32];
+            hindsight_core::l2_normalize(&mut v);
+            v
+        };
+        for i in 0..80 {
+            let mut m = memory(i);
+            if i % 10 == 0 {
+                m.tags.push("lesson".into());
+            }
+            s.upsert(u64::from(i), RowMeta::of(&m), Some(&vector(i)));
+        }
+        // Retag one row and drop another: the tag index must follow.
+        let mut m = memory(3);
+        m.tags = vec!["lesson".into()];
+        s.upsert(3, RowMeta::of(&m), Some(&vector(3)));
+        s.remove(20);
+        let q = vector(11);
+        for filter in [
+            Filter {
+                tags: vec!["lesson".into()],
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+            Filter {
+                tags: vec!["lesson".into(), "b".into()],
+                statuses: Status::ALL.to_vec(),
+                ..Filter::default()
+            },
+            Filter {
+                tags: vec!["lesson".into()],
+                kinds: vec![MemoryKind::Warning],
+                ..Filter::default()
+            },
+            Filter {
+                tags: vec!["nobody-has-this".into()],
+                ..Filter::default()
+            },
+        ] {
+            let ns = &s.namespaces["ns"];
+            let admits = |key: u64| s.rows.get(&key).is_some_and(|m| m.matches(&filter));
+            let want = ns.vectors.flat().search(&q, 5, &admits);
+            assert_eq!(s.vector_search("ns", &q, 5, &filter), want, "{filter:?}");
+        }
+        let lessons = Filter {
+            tags: vec!["lesson".into()],
+            statuses: Status::ALL.to_vec(),
+            ..Filter::default()
+        };
+        let keys: HashSet<u64> = s
+            .vector_search("ns", &q, 100, &lessons)
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        assert_eq!(keys, HashSet::from([0, 3, 10, 30, 40, 50, 60, 70]));
     }
 
     #[test]

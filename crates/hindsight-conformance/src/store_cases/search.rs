@@ -1113,3 +1113,113 @@ pub async fn structured_search_signals_and_ranking(factory: &dyn StoreFactory) {
         );
     }
 }
+
+/// An entity that many memories share (a service named in thousands of incident notes): the
+/// structured path may bound how many matches it reads, but the best-scored ones (an old
+/// warning about the service when the query asks for warnings, a match of two signals) must
+/// still come first, exactly as [`StructuredQuery::rank`] orders all matches.
+pub async fn structured_search_popular_entity_keeps_best_matches(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let mut items = Vec::new();
+    // 120 newer episodic mentions of the service; k = 3 below, so they are 40x k.
+    for i in 0..120 {
+        items.push((
+            memory(
+                "ns-a",
+                &format!("p-{i:03}"),
+                MemoryKind::Episodic,
+                "Deployed auth-service",
+            )
+            .entity("service", "auth-service")
+            .created(at(20, i)),
+            axis(i as usize),
+        ));
+    }
+    items.push((
+        memory(
+            "ns-a",
+            "p-warning",
+            MemoryKind::Warning,
+            "auth-service deploys need a canary",
+        )
+        .entity("service", "auth-service")
+        .created(at(1, 0)),
+        axis(1),
+    ));
+    items.push((
+        memory(
+            "ns-a",
+            "p-both",
+            MemoryKind::Episodic,
+            "auth-service outage, ticket OPS-9",
+        )
+        .entity("service", "auth-service")
+        .entity("ticket", "OPS-9")
+        .created(at(2, 0)),
+        axis(2),
+    ));
+    items.push((
+        memory(
+            "ns-a",
+            "p-tagged",
+            MemoryKind::Episodic,
+            "auth-service rollback drill",
+        )
+        .entity("service", "auth-service")
+        .tags(&["rollback"])
+        .created(at(3, 0)),
+        axis(3),
+    ));
+    insert_all(s, &items).await;
+    flush(s).await;
+    let known: BTreeMap<_, _> = by_id(&items).into_iter().collect();
+    let all: Vec<&Memory> = known.values().collect();
+    let cases = [
+        (
+            "entity + warning kind",
+            StructuredQuery {
+                entities: BTreeMap::from([("service".into(), "auth-service".into())]),
+                kinds: vec![MemoryKind::Warning],
+                ..StructuredQuery::default()
+            },
+            "p-warning",
+        ),
+        (
+            "entity + identifier",
+            StructuredQuery {
+                identifiers: vec!["ops-9".into()],
+                entities: BTreeMap::from([("service".into(), "AUTH-SERVICE".into())]),
+                ..StructuredQuery::default()
+            },
+            "p-both",
+        ),
+        (
+            "entity + tag",
+            StructuredQuery {
+                entities: BTreeMap::from([("service".into(), "auth-service".into())]),
+                tags: vec!["Rollback".into()],
+                ..StructuredQuery::default()
+            },
+            "p-tagged",
+        ),
+    ];
+    for (label, q, best) in cases {
+        let what = format!("structured_search popular entity, {label}");
+        let hits = ok(
+            s,
+            &what,
+            s.structured_search(&a, &q, 3, &Filter::default()).await,
+        );
+        check_hits(s, &what, &hits, 3, &known, &Filter::default());
+        let mut want = structured_expectation(&q, &all);
+        want.truncate(3);
+        assert_eq!(
+            want.first().map(|(id, _)| id.as_str()),
+            Some(best),
+            "the reference ranking puts {best} first"
+        );
+        assert_structured(s, &what, &hits, &want);
+    }
+}
