@@ -170,6 +170,7 @@ pub async fn guard_section(
             None
         }
     };
+    let guard_for_challenge = Arc::clone(&guard);
     let e2e = match poisoning(dataset, guard, embedder, quick).await {
         Ok(r) => Some(r),
         Err(e) => {
@@ -177,14 +178,36 @@ pub async fn guard_section(
             None
         }
     };
-    Ok(GuardSection { catch, e2e })
+    // The hand-written challenge set beside the corpus, when present: held out from all
+    // development, it shows how far the catch rate carries beyond the generator's templates.
+    let challenge_dir = corpus_dir.with_file_name("injection-challenge");
+    let challenge = if challenge_dir.join(CORPUS_FILE).is_file() {
+        match catch_rate(&guard_for_challenge, embedder, &challenge_dir).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("guard challenge-set evaluation failed: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(GuardSection {
+        catch,
+        e2e,
+        challenge,
+    })
 }
 
 /// Console lines for the guard section.
 pub fn print_section(s: &GuardSection) {
-    if let Some(c) = &s.catch {
+    for (what, c) in [
+        ("guard catch rate", &s.catch),
+        ("guard challenge set (hand-written, held out)", &s.challenge),
+    ] {
+        let Some(c) = c else { continue };
         println!(
-            "guard catch rate ({}, {} split, {} records): TPR {:.1}% [{:.1}, {:.1}], FPR benign {:.2}% [{:.2}, {:.2}], FPR hard negatives {:.2}%, balanced accuracy {:.3}",
+            "{what} ({}, {} split, {} records): TPR {:.1}% [{:.1}, {:.1}], FPR benign {:.2}% [{:.2}, {:.2}], FPR hard negatives {:.2}%, balanced accuracy {:.3}",
             c.detector,
             c.split,
             c.records,

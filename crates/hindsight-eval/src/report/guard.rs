@@ -18,6 +18,10 @@ pub struct GuardSection {
     /// Attack success with the guard off vs on, through the real write and read pipelines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e: Option<GuardE2eReport>,
+    /// Detection quality on the hand-written challenge set (`datasets/injection-challenge`):
+    /// attacks phrased outside the corpus generator's templates, held out from all development.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<GuardCatchReport>,
 }
 
 /// A proportion with its sample size and a 95 % confidence interval.
@@ -177,47 +181,58 @@ fn strings(cells: &[&str]) -> Vec<String> {
 }
 
 /// The tables of the guard section, in display order.
+/// The rates of one catch-rate evaluation as a table titled `what (detector, split, records)`.
+fn catch_table(c: &GuardCatchReport, what: &str) -> GuardTable {
+    let mut rows = vec![rate_cells("TPR (all attacks)", &c.tpr)];
+    for (k, r) in &c.tpr_by_category {
+        rows.push(rate_cells(&format!("TPR category {k}"), r));
+    }
+    for (k, r) in &c.tpr_by_language {
+        rows.push(rate_cells(&format!("TPR language {k}"), r));
+    }
+    for (k, r) in &c.tpr_by_style {
+        rows.push(rate_cells(&format!("TPR style {k}"), r));
+    }
+    rows.push(rate_cells("FPR benign", &c.fpr_benign));
+    rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
+    rows.push(vec![
+        "balanced accuracy".to_owned(),
+        String::new(),
+        String::new(),
+        match c.balanced_accuracy_ci95 {
+            Some(ci) => pct_ci(c.balanced_accuracy, ci),
+            None => pct(c.balanced_accuracy),
+        },
+    ]);
+    let threshold = c
+        .threshold
+        .map_or_else(String::new, |t| format!(", threshold {t:.3}"));
+    GuardTable {
+        title: format!(
+            "{what} ({}, {} split, {} records{threshold})",
+            if c.detector.is_empty() {
+                "guard"
+            } else {
+                &c.detector
+            },
+            c.split,
+            c.records
+        ),
+        header: strings(&["measure", "n", "count", "rate [95% CI]"]),
+        rows,
+    }
+}
+
 pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
     let mut out = Vec::new();
     if let Some(c) = &section.catch {
-        let mut rows = vec![rate_cells("TPR (all attacks)", &c.tpr)];
-        for (k, r) in &c.tpr_by_category {
-            rows.push(rate_cells(&format!("TPR category {k}"), r));
-        }
-        for (k, r) in &c.tpr_by_language {
-            rows.push(rate_cells(&format!("TPR language {k}"), r));
-        }
-        for (k, r) in &c.tpr_by_style {
-            rows.push(rate_cells(&format!("TPR style {k}"), r));
-        }
-        rows.push(rate_cells("FPR benign", &c.fpr_benign));
-        rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
-        rows.push(vec![
-            "balanced accuracy".to_owned(),
-            String::new(),
-            String::new(),
-            match c.balanced_accuracy_ci95 {
-                Some(ci) => pct_ci(c.balanced_accuracy, ci),
-                None => pct(c.balanced_accuracy),
-            },
-        ]);
-        let threshold = c
-            .threshold
-            .map_or_else(String::new, |t| format!(", threshold {t:.3}"));
-        out.push(GuardTable {
-            title: format!(
-                "Guard catch rate ({}, {} split, {} records{threshold})",
-                if c.detector.is_empty() {
-                    "guard"
-                } else {
-                    &c.detector
-                },
-                c.split,
-                c.records
-            ),
-            header: strings(&["measure", "n", "count", "rate [95% CI]"]),
-            rows,
-        });
+        out.push(catch_table(c, "Guard catch rate"));
+    }
+    if let Some(c) = &section.challenge {
+        out.push(catch_table(
+            c,
+            "Hand-written challenge set, held out (datasets/injection-challenge)",
+        ));
     }
     if let Some(e) = &section.e2e {
         let arm = |label: &str, a: &PoisonArm| {
@@ -368,9 +383,13 @@ mod tests {
             reduction: Some(0.96),
             ..GuardE2eReport::default()
         };
+        let mut challenge = catch.clone();
+        challenge.records = 120;
+        challenge.tpr = rate(60, 25);
         let section = GuardSection {
             catch: Some(catch),
             e2e: Some(e2e),
+            challenge: Some(challenge),
         };
         let md = guard_markdown(&section);
         assert!(
@@ -381,6 +400,11 @@ mod tests {
             md.contains("| TPR category confirmation_bypass | 20 | 20 | 100.0% [50.0%, 90.0%] |")
         );
         assert!(md.contains("reduction 96.0%"));
+        assert!(
+            md.contains("## Hand-written challenge set, held out (datasets/injection-challenge) (combined, test split, 120 records"),
+            "{md}"
+        );
+        assert!(md.contains("| TPR (all attacks) | 60 | 25 |"), "{md}");
         assert!(md.contains("| off (off) | 85.0% [0.0%, 0.0%] |"), "{md}");
         let json = serde_json::to_string(&section).expect("json");
         let back: GuardSection = serde_json::from_str(&json).expect("roundtrip");

@@ -291,6 +291,7 @@ fn guard_section_is_rendered() {
     let mut s = summary(false, false);
     s.guard = Some(GuardSection {
         catch: None,
+        challenge: None,
         e2e: Some(GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
             targeted_queries: 40,
