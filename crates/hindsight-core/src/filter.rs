@@ -103,7 +103,12 @@ impl StructuredQuery {
     /// True when a memory can only be found through entities / time (the "selective" signals);
     /// tag and kind hints alone are too broad to enumerate a namespace by.
     pub fn has_selective_signal(&self) -> bool {
-        !self.identifiers.is_empty() || !self.entities.is_empty() || self.time_range.is_some()
+        self.has_entity_signal() || self.time_range.is_some()
+    }
+
+    /// An identifier or an entity to match (the strongest signals; see [`weights::ENTITY`]).
+    pub fn has_entity_signal(&self) -> bool {
+        !self.identifiers.is_empty() || !self.entities.is_empty()
     }
 
     /// The structured path's hits from a backend's candidates: those in `ns` that pass `filter`

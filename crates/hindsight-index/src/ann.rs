@@ -18,7 +18,7 @@ use crate::flat::FlatIndex;
 /// memories, queries from the query log). On the synthetic clusters M=16 already reaches recall@10
 /// 0.9997 at `ef` 64; on the real vectors it does not (0.74 at `ef` 64, 0.89 at 512), and M=32 with
 /// `ef_construction` 256 gives 0.83 at `ef` 64, 0.89 at 128 (0.42 ms p50) and 0.95 at 512. The
-/// defaults take M=32 and `ef` 128: the query embedding (~10 ms) dwarfs the graph's time.
+/// defaults take M=32 and `ef` 128: the query embedding (~6 ms) dwarfs the graph's time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AnnConfig {
     /// Below this many vectors no graph exists and every search is an exact scan.

@@ -204,21 +204,16 @@ impl State {
         } else {
             let admits = |key: u64| self.rows.get(&key).is_some_and(|m| m.matches(filter));
             // Every required tag must be on the row: the rarest tag's keys are a superset of
-            // the admitted rows. Few of them: score just those.
-            let rarest = filter
-                .tags
-                .iter()
-                .map(|t| ns.tagged.get(t).map_or(0, HashSet::len))
-                .zip(&filter.tags)
-                .min_by_key(|(n, _)| *n);
-            if let Some((n, tag)) = rarest
-                && n <= TAGGED_EXACT_MAX
+            // the admitted rows. Few of them (or none): score just those.
+            let tagged = |t: &String| ns.tagged.get(t).map_or(0, HashSet::len);
+            if let Some(rarest) = filter.tags.iter().min_by_key(|t| tagged(t))
+                && tagged(rarest) <= TAGGED_EXACT_MAX
             {
-                let Some(keys) = ns.tagged.get(tag) else {
-                    return Vec::new();
-                };
-                let admitted = keys.iter().copied().filter(|&key| admits(key));
-                return ns.vectors.flat().search_keys(query, admitted, k);
+                let keys = ns.tagged.get(rarest).into_iter().flatten().copied();
+                return ns
+                    .vectors
+                    .flat()
+                    .search_keys(query, keys.filter(|&key| admits(key)), k);
             }
             ns.vectors.search(query, k, &admits)
         }

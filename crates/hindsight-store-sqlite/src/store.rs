@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
-    PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
+    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
+    PathHit, PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
     structured_weights as weights,
 };
 use hindsight_index::{AnnConfig, KeywordIndex};
@@ -592,7 +592,6 @@ impl SqliteStore {
         Ok(hits_in(&state, keyed))
     }
 
-    /// Row keys in `ns` whose entity values match the structured query's identifiers or entities.
     /// Memories matching the query's identifiers or entities, in the order
     /// [`StructuredQuery::rank`] puts them (its score computed in SQL, then newest first), read
     /// until `cap` are admitted by `filter`. A popular entity ("auth-service" in 5 % of 100k
@@ -607,7 +606,7 @@ impl SqliteStore {
         cap: usize,
         out: &mut HashSet<u64>,
     ) -> Result<()> {
-        if q.identifiers.is_empty() && q.entities.is_empty() {
+        if !q.has_entity_signal() {
             return Ok(());
         }
         let mut qb = QueryBuilder::<Sqlite>::new("SELECT m.rowid AS k, (0");
@@ -633,20 +632,14 @@ impl SqliteStore {
             qb.push(format!(" THEN {:?} ELSE 0 END", weights::TIME));
         }
         if !q.kinds.is_empty() {
-            qb.push(" + CASE WHEN m.kind IN (");
-            let mut sep = qb.separated(", ");
-            for kind in &q.kinds {
-                sep.push_bind(kind.as_str());
-            }
-            qb.push(format!(") THEN {:?} ELSE 0 END", weights::KIND));
+            qb.push(" + CASE WHEN ");
+            push_kind_in(&mut qb, "m", &q.kinds);
+            qb.push(format!(" THEN {:?} ELSE 0 END", weights::KIND));
         }
         for tag in &q.tags {
-            qb.push(" + CASE WHEN EXISTS (SELECT 1 FROM json_each(m.tags) j WHERE j.value = ");
-            qb.push_bind(tag.clone());
-            qb.push(format!(
-                " COLLATE NOCASE) THEN {:?} ELSE 0 END",
-                weights::TAG
-            ));
+            qb.push(" + CASE WHEN ");
+            push_has_tag(&mut qb, "m", tag);
+            qb.push(format!(" THEN {:?} ELSE 0 END", weights::TAG));
         }
         // Driven from the entity index (a join, not `rowid IN (...)`, which SQLite answers by
         // scanning the namespace).
@@ -697,6 +690,25 @@ impl SqliteStore {
         }
         Ok(())
     }
+}
+
+/// `<table>.kind IN (?, ...)`.
+fn push_kind_in(qb: &mut QueryBuilder<Sqlite>, table: &str, kinds: &[MemoryKind]) {
+    qb.push(format!("{table}.kind IN ("));
+    let mut sep = qb.separated(", ");
+    for kind in kinds {
+        sep.push_bind(kind.as_str());
+    }
+    qb.push(")");
+}
+
+/// True when the row of `table` carries `tag` (case-insensitively, as `StructuredQuery::score`).
+fn push_has_tag(qb: &mut QueryBuilder<Sqlite>, table: &str, tag: &str) {
+    qb.push(format!(
+        "EXISTS (SELECT 1 FROM json_each({table}.tags) j WHERE j.value = "
+    ));
+    qb.push_bind(tag.to_owned());
+    qb.push(" COLLATE NOCASE)");
 }
 
 /// `SELECT rowid AS k FROM memories WHERE namespace = ?`, restricted to `window` (created_at
@@ -1099,8 +1111,7 @@ impl Store for SqliteStore {
             self.first_admitted(qb, ns, filter, cap, &mut candidates)
                 .await?;
         }
-        let entity_signal = !query.identifiers.is_empty() || !query.entities.is_empty();
-        if !entity_signal && (!query.tags.is_empty() || !query.kinds.is_empty()) {
+        if !query.has_entity_signal() && (!query.tags.is_empty() || !query.kinds.is_empty()) {
             // Tag/kind hints: the newest matching memories (inside the window, when there is one:
             // those outscore in-window memories without the hint). No constant `0 OR` in front of
             // the conditions: SQLite then would not use the (namespace, kind, created_at) index.
@@ -1108,19 +1119,12 @@ impl Store for SqliteStore {
             qb.push(" AND (");
             let mut first = true;
             if !query.kinds.is_empty() {
-                qb.push("kind IN (");
-                let mut sep = qb.separated(", ");
-                for kind in &query.kinds {
-                    sep.push_bind(kind.as_str());
-                }
-                qb.push(")");
+                push_kind_in(&mut qb, "memories", &query.kinds);
                 first = false;
             }
             for tag in &query.tags {
                 qb.push(if first { "" } else { " OR " });
-                qb.push("EXISTS (SELECT 1 FROM json_each(memories.tags) j WHERE j.value = ");
-                qb.push_bind(tag.clone());
-                qb.push(" COLLATE NOCASE)");
+                push_has_tag(&mut qb, "memories", tag);
                 first = false;
             }
             qb.push(")");

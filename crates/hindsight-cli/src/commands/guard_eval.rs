@@ -155,7 +155,7 @@ pub async fn poisoning(
     Ok(report)
 }
 
-/// Both parts; a failing part is reported on stderr and left out rather than failing the eval.
+/// Every part; a failing part is reported on stderr and left out rather than failing the eval.
 pub async fn guard_section(
     dataset: &Dataset,
     embedder: &Arc<dyn Embedder>,
@@ -163,40 +163,35 @@ pub async fn guard_section(
     quick: bool,
 ) -> Result<GuardSection> {
     let guard = Arc::new(Guard::with_default_model().context("loading the guard's model")?);
-    let catch = match catch_rate(&guard, embedder, corpus_dir).await {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("guard catch-rate evaluation failed: {e:#}");
-            None
-        }
-    };
-    let guard_for_challenge = Arc::clone(&guard);
-    let e2e = match poisoning(dataset, guard, embedder, quick).await {
-        Ok(r) => Some(r),
-        Err(e) => {
-            eprintln!("poisoning evaluation failed: {e:#}");
-            None
-        }
-    };
+    let catch = reported(
+        "guard catch-rate evaluation",
+        catch_rate(&guard, embedder, corpus_dir).await,
+    );
     // The hand-written challenge set beside the corpus, when present: held out from all
     // development, it shows how far the catch rate carries beyond the generator's templates.
     let challenge_dir = corpus_dir.with_file_name("injection-challenge");
     let challenge = if challenge_dir.join(CORPUS_FILE).is_file() {
-        match catch_rate(&guard_for_challenge, embedder, &challenge_dir).await {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("guard challenge-set evaluation failed: {e:#}");
-                None
-            }
-        }
+        reported(
+            "guard challenge-set evaluation",
+            catch_rate(&guard, embedder, &challenge_dir).await,
+        )
     } else {
         None
     };
+    let e2e = reported(
+        "poisoning evaluation",
+        poisoning(dataset, guard, embedder, quick).await,
+    );
     Ok(GuardSection {
         catch,
         e2e,
         challenge,
     })
+}
+
+/// The value, or `None` after saying on stderr what failed.
+fn reported<T>(what: &str, result: Result<T>) -> Option<T> {
+    result.map_err(|e| eprintln!("{what} failed: {e:#}")).ok()
 }
 
 /// Console lines for the guard section.
