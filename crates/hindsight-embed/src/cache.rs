@@ -73,6 +73,14 @@ impl<E: Embedder> CachedEmbedder<E> {
         }
     }
 
+    /// The cached vector of `text`, counted as a hit when present (a miss is not counted: the
+    /// caller is expected to [`Embedder::embed`] it next, which counts it).
+    pub fn cached(&self, text: &str) -> Option<Vec<f32>> {
+        let v = lock(self.cache.as_ref()?).get(text).cloned()?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(v)
+    }
+
     /// Drops every entry (counters are kept).
     pub fn clear(&self) {
         if let Some(c) = &self.cache {
@@ -216,6 +224,22 @@ mod tests {
         c.embed_one("c").expect("embed");
         assert_eq!(inner.calls.load(Ordering::Relaxed), 2);
         assert!((c.stats().hit_rate() - 3.0 / 7.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cached_peeks_without_embedding() {
+        let inner = counting();
+        let c = CachedEmbedder::new(inner.clone(), 8);
+        assert_eq!(c.cached("a"), None);
+        assert_eq!(c.stats(), stats(0, 0, 0, 8));
+        let v = c.embed_one("a").expect("embed");
+        assert_eq!(c.cached("a"), Some(v));
+        assert_eq!(c.stats(), stats(1, 1, 1, 8));
+        assert_eq!(inner.calls.load(Ordering::Relaxed), 1);
+        // Caching disabled: never a cached vector.
+        let off = CachedEmbedder::new(inner, 0);
+        off.embed_one("a").expect("embed");
+        assert_eq!(off.cached("a"), None);
     }
 
     #[test]

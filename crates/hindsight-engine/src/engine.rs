@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
@@ -88,6 +89,33 @@ pub struct SearchHit {
 pub struct SearchResponse {
     pub hits: Vec<SearchHit>,
     pub understanding: QueryUnderstanding,
+}
+
+/// Where one search spent its time, stage by stage (wall time as the search saw it).
+///
+/// The query embedding runs on the blocking pool *while* the keyword and structured paths run, so
+/// `embedding` overlaps them; `embedding_wait` is the part the search still had to wait for
+/// afterwards. `total` is the whole read pipeline (validation to the last stage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchTimings {
+    /// The query embedding: a cache lookup, or the forward pass (including waiting for a merged pass).
+    pub embedding: Duration,
+    /// Waiting for the embedding after the keyword and structured paths finished.
+    pub embedding_wait: Duration,
+    pub keyword: Duration,
+    pub structured: Duration,
+    pub vector: Duration,
+    /// Loading the candidate memories.
+    pub fetch: Duration,
+    /// Fusion, ranking factors and building the hits.
+    pub rank: Duration,
+    /// The read-time consensus check.
+    pub consensus: Duration,
+    /// Recording access (the `record_access` write).
+    pub access: Duration,
+    pub total: Duration,
+    /// Whether the query embedding came from the cache.
+    pub embedding_cached: bool,
 }
 
 /// Every path's raw candidates for one query plus the memories they refer to: the input of the
@@ -213,6 +241,34 @@ impl EngineBuilder {
     }
 }
 
+/// A query embedding that is ready (cached) or being computed on the blocking pool, with the
+/// time it took.
+enum QueryEmbedding {
+    Ready(Vec<f32>, Duration),
+    Running(tokio::task::JoinHandle<(Result<Vec<f32>>, Duration)>),
+}
+
+impl QueryEmbedding {
+    async fn finish(self) -> Result<Vec<f32>> {
+        self.finish_timed().await.0
+    }
+
+    /// The vector, how long embedding took, and whether it was cached.
+    async fn finish_timed(self) -> (Result<Vec<f32>>, Duration, bool) {
+        match self {
+            QueryEmbedding::Ready(v, took) => (Ok(v), took, true),
+            QueryEmbedding::Running(task) => match task.await {
+                Ok((v, took)) => (v, took, false),
+                Err(e) => (
+                    Err(Error::backend(format!("embedding task failed: {e}"))),
+                    Duration::ZERO,
+                    false,
+                ),
+            },
+        }
+    }
+}
+
 /// Most texts one merged embedding pass takes from concurrent callers (a larger single call
 /// still runs whole).
 const COALESCE_MAX_TEXTS: usize = 64;
@@ -293,11 +349,23 @@ impl Engine {
 
     /// Embeds a query through the LRU cache, off the async runtime.
     pub async fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.start_query_embedding(text).finish().await
+    }
+
+    /// Starts embedding a query: a cached vector is ready at once; otherwise the forward pass
+    /// starts on the blocking pool right away, so the caller can do other work (the keyword and
+    /// structured paths) while it runs.
+    fn start_query_embedding(&self, text: &str) -> QueryEmbedding {
+        let started = Instant::now();
+        if let Some(v) = self.query_embedder.cached(text) {
+            return QueryEmbedding::Ready(v, started.elapsed());
+        }
         let cached = self.query_embedder.clone();
         let text = text.to_owned();
-        tokio::task::spawn_blocking(move || cached.embed_one(&text).map_err(embed_err))
-            .await
-            .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
+        QueryEmbedding::Running(tokio::task::spawn_blocking(move || {
+            let v = cached.embed_one(&text).map_err(embed_err);
+            (v, started.elapsed())
+        }))
     }
 
     pub(crate) fn ns_lock(&self, ns: &Namespace) -> Arc<tokio::sync::Mutex<()>> {
@@ -560,6 +628,17 @@ impl Engine {
         depth: usize,
         config: &RetrievalConfig,
     ) -> Result<Candidates> {
+        self.candidates_timed(req, depth, config, &mut SearchTimings::default())
+            .await
+    }
+
+    async fn candidates_timed(
+        &self,
+        req: &SearchRequest,
+        depth: usize,
+        config: &RetrievalConfig,
+        timings: &mut SearchTimings,
+    ) -> Result<Candidates> {
         if req.filter.statuses.contains(&Status::Quarantined) {
             return Err(Error::invalid(
                 "filter.statuses",
@@ -570,22 +649,55 @@ impl Engine {
         let ns = &req.namespace;
         let understanding = understand(&req.query, now);
         let mut lists: [PathHits; 3] = Default::default();
-        if config.vector {
-            let q = self.embed_query(&req.query).await?;
-            lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
-        }
-        if config.keyword {
-            lists[1] = self
-                .store
-                .keyword_search(ns, &req.query, depth, &req.filter)
-                .await?;
-        }
+        // The query embedding (the slowest step when not cached) runs on the blocking pool while
+        // the keyword and structured paths run.
+        let embedding = config
+            .vector
+            .then(|| self.start_query_embedding(&req.query));
+        // The keyword path runs as its own task, so on a multi-threaded runtime it uses the
+        // other core while this one runs the structured path and the vector search.
+        let keyword = config.keyword.then(|| {
+            let (store, ns, query, filter) = (
+                self.store.clone(),
+                ns.clone(),
+                req.query.clone(),
+                req.filter.clone(),
+            );
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let hits = store.keyword_search(&ns, &query, depth, &filter).await;
+                (hits, t.elapsed())
+            })
+        });
         if config.structured && !understanding.structured.is_empty() {
+            let t = Instant::now();
             lists[2] = self
                 .store
                 .structured_search(ns, &understanding.structured, depth, &req.filter)
                 .await?;
+            timings.structured = t.elapsed();
         }
+        if let Some(embedding) = embedding {
+            let t = Instant::now();
+            let (q, took, cached) = embedding.finish_timed().await;
+            (
+                timings.embedding_wait,
+                timings.embedding,
+                timings.embedding_cached,
+            ) = (t.elapsed(), took, cached);
+            let q = q?;
+            let t = Instant::now();
+            lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
+            timings.vector = t.elapsed();
+        }
+        if let Some(task) = keyword {
+            let (hits, took) = task
+                .await
+                .map_err(|e| Error::backend(format!("keyword search task failed: {e}")))?;
+            lists[1] = hits?;
+            timings.keyword = took;
+        }
+        let t = Instant::now();
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
         ids.sort();
         ids.dedup();
@@ -596,6 +708,7 @@ impl Engine {
             .into_iter()
             .map(|m| (m.id.clone(), m))
             .collect();
+        timings.fetch = t.elapsed();
         for p in PathKind::ALL {
             let top: Vec<(&str, f32)> = lists[p.index()]
                 .iter()
@@ -623,12 +736,35 @@ impl Engine {
         req: &SearchRequest,
         config: &RetrievalConfig,
     ) -> Result<SearchResponse> {
+        Ok(self.search_with_timed(req, config).await?.0)
+    }
+
+    /// The read pipeline with the engine's retrieval config, also returning where the time went
+    /// (the server's per-stage profile).
+    pub async fn search_timed(
+        &self,
+        req: &SearchRequest,
+    ) -> Result<(SearchResponse, SearchTimings)> {
+        self.search_with_timed(req, &self.retrieval).await
+    }
+
+    /// [`Engine::search_with`], also returning where the time went.
+    pub async fn search_with_timed(
+        &self,
+        req: &SearchRequest,
+        config: &RetrievalConfig,
+    ) -> Result<(SearchResponse, SearchTimings)> {
+        let started = Instant::now();
+        let mut timings = SearchTimings::default();
         if req.query.trim().is_empty() {
             return Err(Error::invalid("query", "must not be empty"));
         }
         let top_k = if req.top_k == 0 { 5 } else { req.top_k };
         let depth = config.depth(top_k);
-        let cands = self.candidates(req, depth, config).await?;
+        let cands = self
+            .candidates_timed(req, depth, config, &mut timings)
+            .await?;
+        let t = Instant::now();
         let ranked = cands.rank(config, depth);
         let mut hits = Vec::with_capacity(top_k);
         // Guard lessons are the consensus check's own records: hidden from results unless the
@@ -676,9 +812,12 @@ impl Engine {
                 consensus: None,
             });
         }
+        timings.rank = t.elapsed();
         if let Some(check) = &self.consensus {
+            let t = Instant::now();
             self.flag_consensus(check.as_ref(), &req.namespace, &mut hits, cands.now)
                 .await?;
+            timings.consensus = t.elapsed();
         }
         let fused: Vec<(&str, f64)> = hits
             .iter()
@@ -686,15 +825,21 @@ impl Engine {
             .collect();
         debug!(query = %req.query, ?fused, "fused result");
         if req.record_access && !hits.is_empty() {
+            let t = Instant::now();
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
             self.store
                 .record_access(&req.namespace, &ids, cands.now)
                 .await?;
+            timings.access = t.elapsed();
         }
-        Ok(SearchResponse {
-            hits,
-            understanding: cands.understanding,
-        })
+        timings.total = started.elapsed();
+        Ok((
+            SearchResponse {
+                hits,
+                understanding: cands.understanding,
+            },
+            timings,
+        ))
     }
 
     /// Updates fields of a memory; re-embeds when content or context change.

@@ -33,7 +33,7 @@ pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge};
 pub use consensus::{ConsensusConfig, LESSON_TAG, RuleConsensus, looks_like_directive};
 pub use engine::{
     Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest,
-    SearchResponse, StoreOutcome,
+    SearchResponse, SearchTimings, StoreOutcome,
 };
 pub use quarantine::{GuardProvenance, QuarantinedMemory, ReleaseOutcome};
 pub use working::InProcessWorkingMemory;

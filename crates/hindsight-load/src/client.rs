@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use hindsight_eval::{ServerProfile, StageStats};
 use serde_json::{Value, json};
 
 /// Why a call failed.
@@ -214,6 +215,66 @@ impl McpClient {
     }
 }
 
+impl McpClient {
+    /// `/debug/profile` next to the MCP endpoint.
+    fn profile_url(&self) -> Option<reqwest::Url> {
+        self.url.join("/debug/profile").ok()
+    }
+
+    /// Resets the server's search profile; false when the server has none (or refused).
+    pub async fn reset_server_profile(&self) -> bool {
+        let Some(url) = self.profile_url() else {
+            return false;
+        };
+        let mut req = self.http.delete(url);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        req.send().await.is_ok_and(|r| r.status().is_success())
+    }
+
+    /// The server's search profile since the last reset (`None` when it offers none).
+    pub async fn server_profile(&self) -> Option<ServerProfile> {
+        let mut req = self.http.get(self.profile_url()?);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        parse_profile(&resp.json::<Value>().await.ok()?)
+    }
+}
+
+/// Converts the server's profile JSON (its wire format) into the report type.
+fn parse_profile(v: &Value) -> Option<ServerProfile> {
+    let num = |s: &Value, key: &str| s.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    let stages = v
+        .get("stages")?
+        .as_array()?
+        .iter()
+        .filter_map(|s| {
+            Some(StageStats {
+                stage: s.get("stage")?.as_str()?.to_owned(),
+                mean_ms: num(s, "mean_ms"),
+                p50_ms: num(s, "p50_ms"),
+                p95_ms: num(s, "p95_ms"),
+                p99_ms: num(s, "p99_ms"),
+                max_ms: num(s, "max_ms"),
+            })
+        })
+        .collect();
+    Some(ServerProfile {
+        searches: v.get("searches")?.as_u64()?,
+        cached_embeddings: v
+            .get("cached_embeddings")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        stages,
+    })
+}
+
 fn truncate(s: &str) -> String {
     s.chars().take(300).collect()
 }
@@ -251,6 +312,22 @@ fn sse_response(body: &str, id: u64) -> Result<Value, CallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn profile_json_converts_to_the_report_type() {
+        let v = json!({"searches": 3, "cached_embeddings": 1, "stages": [
+            {"stage": "embedding", "mean_ms": 5.5, "p50_ms": 5.0, "p95_ms": 7.0, "p99_ms": 8.0, "max_ms": 9.0},
+            {"stage": "broken"},
+            {"mean_ms": 1.0}
+        ]});
+        let p = parse_profile(&v).expect("profile");
+        assert_eq!((p.searches, p.cached_embeddings), (3, 1));
+        assert_eq!(p.stages.len(), 2, "a stage without a name is dropped");
+        assert_eq!(p.stages[0].stage, "embedding");
+        assert_eq!(p.stages[0].p95_ms, 7.0);
+        assert_eq!(p.stages[1].p50_ms, 0.0);
+        assert!(parse_profile(&json!({"error": "unauthorized"})).is_none());
+    }
 
     #[test]
     fn only_loopback_is_accepted() {

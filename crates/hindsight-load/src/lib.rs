@@ -159,20 +159,28 @@ pub async fn run(
             }
         }
         for &c in &config.concurrency {
-            let level = workload.closed_loop(phase, c.max(1), config.bounds).await;
+            let profiled = workload.client.reset_server_profile().await;
+            let mut level = workload.closed_loop(phase, c.max(1), config.bounds).await;
+            if profiled {
+                level.server = workload.client.server_profile().await;
+            }
             on_level(&level);
             levels.push(level);
         }
         for &rate in &config.rates {
-            let level = workload
+            let profiled = workload.client.reset_server_profile().await;
+            let mut level = workload
                 .open_loop(phase, rate, config.max_inflight, config.bounds)
                 .await;
+            if profiled {
+                level.server = workload.client.server_profile().await;
+            }
             on_level(&level);
             levels.push(level);
         }
     }
     notes.push(format!(
-        "warm phase repeats {} distinct queries (pre-warmed once, unmeasured); cold-phase queries carry a unique suffix so the server embeds every one",
+        "warm phase repeats {} distinct queries (pre-warmed once, unmeasured); cold-phase queries end in a unique six-digit number so the server embeds every one (the server profile's cached embeddings count confirms it)",
         workload.warm
     ));
     Ok(LoadSummary {

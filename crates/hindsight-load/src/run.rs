@@ -261,6 +261,7 @@ impl Recorder {
             duration_s: secs,
             ops,
             slowest: self.slowest.clone(),
+            server: None,
         }
     }
 }

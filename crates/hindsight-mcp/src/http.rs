@@ -1,5 +1,5 @@
 //! Streamable HTTP transport: `POST /mcp` (stateless, JSON responses) behind bearer-token auth,
-//! plus an unauthenticated `GET /healthz`.
+//! plus an unauthenticated `GET /healthz` and the auth-protected search profile at `/debug/profile`.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -34,7 +34,8 @@ pub enum HttpAuth {
 /// How long shutdown waits for in-flight requests before giving up on them.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The axum router: `/mcp` (auth-protected MCP endpoint) and `/healthz`.
+/// The axum router: `/mcp` (auth-protected MCP endpoint), `/healthz`, and `/debug/profile`
+/// (auth-protected: `GET` the per-stage search profile, `DELETE` to reset it).
 pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
     let prototype = HindsightMcp::new(state.clone(), Access::none());
     let config = StreamableHttpServerConfig::default()
@@ -47,6 +48,8 @@ pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
         config,
     );
     let protected = Router::new()
+        .route("/debug/profile", get(profile).delete(reset_profile))
+        .with_state(state.clone())
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(Arc::new(auth), authenticate));
     Router::new()
@@ -96,6 +99,15 @@ fn unauthorized(why: &str) -> Response {
         HeaderValue::from_static("Bearer realm=\"hindsight\""),
     );
     resp
+}
+
+async fn profile(State(state): State<Arc<ServerState>>) -> Response {
+    axum::Json(state.profile().to_json()).into_response()
+}
+
+async fn reset_profile(State(state): State<Arc<ServerState>>) -> Response {
+    state.profile().reset();
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn healthz(State(state): State<Arc<ServerState>>) -> Response {

@@ -20,6 +20,7 @@ use tracing::{info, warn};
 
 use crate::auth::Access;
 use crate::error::{invalid, to_mcp};
+use crate::profile::SearchProfile;
 use crate::wire::*;
 
 /// Most hits a search may ask for.
@@ -54,6 +55,7 @@ pub struct ServerState {
     options: ServerOptions,
     in_flight: AtomicUsize,
     idle: Notify,
+    profile: SearchProfile,
 }
 
 /// Decrements the in-flight count when a call ends (also on panic or cancellation).
@@ -81,6 +83,7 @@ impl ServerState {
             options,
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
+            profile: SearchProfile::default(),
         }
     }
 
@@ -90,6 +93,11 @@ impl ServerState {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         self.engine.store()
+    }
+
+    /// Per-stage timings of the `memory_search` calls served (since the last reset).
+    pub fn profile(&self) -> &SearchProfile {
+        &self.profile
     }
 
     fn enter(&self) -> InFlight<'_> {
@@ -249,7 +257,8 @@ impl HindsightMcp {
             now: None,
             record_access: self.state.options.record_access,
         };
-        let resp = mcp(self.state.engine.search(&req).await)?;
+        let (resp, timings) = mcp(self.state.engine.search_timed(&req).await)?;
+        self.state.profile.record(&timings);
         let hits: Vec<HitOut> = resp
             .hits
             .into_iter()

@@ -296,3 +296,76 @@ async fn http_round_trip_auth_tools_errors_and_shutdown() {
     );
     assert_eq!(h.store.stats().await.expect("stats").memories, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_profile_needs_a_token_counts_searches_and_resets() {
+    let h = start().await;
+    let profile = |token: Option<&'static str>| {
+        let mut req = h.http.get(format!("{}/debug/profile", h.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send()
+    };
+    // Behind the same auth as /mcp.
+    assert_eq!(profile(None).await.expect("send").status().as_u16(), 401);
+    assert_eq!(
+        profile(Some("nope")).await.expect("send").status().as_u16(),
+        401
+    );
+
+    h.ok(
+        "tok-a",
+        "memory_store",
+        json!({"namespace": "a", "content": "The payment API is rate limited to 60 calls per minute"}),
+    )
+    .await;
+    for q in [
+        "payment rate limit",
+        "payment rate limit",
+        "calls per minute",
+    ] {
+        h.ok(
+            "tok-a",
+            "memory_search",
+            json!({"namespace": "a", "query": q}),
+        )
+        .await;
+    }
+    let v: Value = profile(Some("tok-r"))
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    // Three searches; the repeated query's embedding came from the cache.
+    assert_eq!(v["searches"], 3, "{v}");
+    assert_eq!(v["cached_embeddings"], 1, "{v}");
+    let stages = v["stages"].as_array().expect("stages");
+    let names: Vec<&str> = stages.iter().filter_map(|s| s["stage"].as_str()).collect();
+    for want in ["embedding", "keyword", "vector", "fetch", "rank", "total"] {
+        assert!(names.contains(&want), "{want} missing: {v}");
+    }
+    let total = stages
+        .iter()
+        .find(|s| s["stage"] == "total")
+        .expect("total");
+    assert!(total["p50_ms"].as_f64().expect("p50") > 0.0, "{v}");
+    assert!(total["max_ms"].as_f64() >= total["p50_ms"].as_f64(), "{v}");
+
+    let reset = h
+        .http
+        .delete(format!("{}/debug/profile", h.base))
+        .bearer_auth("tok-a")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(reset.status().as_u16(), 204);
+    let v: Value = profile(Some("tok-a"))
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v["searches"], 0, "{v}");
+}

@@ -57,6 +57,31 @@ pub struct LoadLevel {
     /// The slowest calls of the level, slowest first, with what they asked (for diagnosis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slowest: Vec<SlowCall>,
+    /// The server's own per-stage timing of the level's searches (from `GET /debug/profile`;
+    /// absent when the server does not offer it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerProfile>,
+}
+
+/// Where the server spent its time on the searches of one level, stage by stage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerProfile {
+    /// Searches the server recorded during the level.
+    pub searches: u64,
+    /// Of those, how many found their query embedding in the cache.
+    pub cached_embeddings: u64,
+    pub stages: Vec<StageStats>,
+}
+
+/// Latency of one server-side search stage (`embedding`, `keyword`, `vector`, `total`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageStats {
+    pub stage: String,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
 }
 
 /// One slow call and its request (the search query, the stored text, the updated id).
@@ -141,6 +166,61 @@ impl LoadSummary {
             plot: path.display().to_string(),
             message: format!("not a load summary: {e}"),
         })
+    }
+}
+
+/// The server-side stage table for the closed-loop levels at concurrency 1, 2 and 16 of each
+/// phase, with "transport and the rest": the client's p50 minus the server's p50 total.
+fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
+    let levels: Vec<(&LoadLevel, &ServerProfile)> = summary
+        .levels
+        .iter()
+        .filter(|l| l.mode == "closed" && [1, 2, 16].contains(&l.concurrency))
+        .filter_map(|l| l.server.as_ref().map(|p| (l, p)))
+        .filter(|(_, p)| p.searches > 0)
+        .collect();
+    if levels.is_empty() {
+        return;
+    }
+    md.push_str(
+        "\n## Where the server spends a search\n\nServer-side stage timings of `memory_search` \
+         (the engine's own clock). The query embedding runs while the keyword and structured \
+         paths do; `embedding_wait` is what the search still waited for it afterwards.\n\n\
+         | phase | concurrency | searches | cached embeddings | stage | p50 ms | p95 ms | mean ms |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (l, p) in levels {
+        for st in &p.stages {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+                l.phase,
+                l.concurrency,
+                p.searches,
+                p.cached_embeddings,
+                st.stage,
+                st.p50_ms,
+                st.p95_ms,
+                st.mean_ms
+            );
+        }
+        let client = l.op("memory_search").map(|o| o.p50_ms);
+        let server = p
+            .stages
+            .iter()
+            .find(|s| s.stage == "total")
+            .map(|s| s.p50_ms);
+        if let (Some(c), Some(s)) = (client, server) {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | client p50 - server p50 (transport, JSON, MCP) | {:.3} |  |  |",
+                l.phase,
+                l.concurrency,
+                p.searches,
+                p.cached_embeddings,
+                c - s
+            );
+        }
     }
 }
 
@@ -269,6 +349,7 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
             }
         }
     }
+    write_server_profiles(&mut md, summary);
     for note in &summary.notes {
         let _ = writeln!(md, "\n- {note}");
     }
@@ -485,6 +566,28 @@ mod tests {
                     ms: 9.5 * f64::from(c),
                     request: "what | changed last week".into(),
                 }],
+                server: (c != 4).then(|| ServerProfile {
+                    searches: 50,
+                    cached_embeddings: 50,
+                    stages: vec![
+                        StageStats {
+                            stage: "keyword".into(),
+                            mean_ms: 1.2,
+                            p50_ms: 1.0,
+                            p95_ms: 1.5,
+                            p99_ms: 2.0,
+                            max_ms: 3.0,
+                        },
+                        StageStats {
+                            stage: "total".into(),
+                            mean_ms: 1.8,
+                            p50_ms: 1.5 * f64::from(c),
+                            p95_ms: 2.5,
+                            p99_ms: 3.0,
+                            max_ms: 4.0,
+                        },
+                    ],
+                }),
             })
             .collect();
         let summary = LoadSummary {
@@ -524,5 +627,14 @@ mod tests {
             !md.contains("| 19.0 | what"),
             "only concurrency 1 is listed"
         );
+        // Server stages for c = 1 and 2 (c = 4 is not a profiled level, and has none anyway),
+        // with the client-minus-server p50 (2.0 - 1.5 at c = 1; 4.0 - 3.0 at c = 2).
+        assert!(
+            md.contains("| warm | 1 | 50 | 50 | keyword | 1.000 | 1.500 | 1.200 |"),
+            "{md}"
+        );
+        assert!(md.contains("(transport, JSON, MCP) | 0.500 |"), "{md}");
+        assert!(md.contains("(transport, JSON, MCP) | 1.000 |"), "{md}");
+        assert!(!md.contains("| warm | 4 | 50"), "{md}");
     }
 }
