@@ -1,5 +1,6 @@
-//! The vector path: exact scan (`FlatIndex`) and HNSW (`AnnIndex`, usearch) at 10k and 100k
-//! clustered 384-d unit vectors.
+//! The vector path: exact scan (`FlatIndex`), the int8 scan with exact re-ranking
+//! (`FlatIndex::search_int8`, the store's tier between 20k and 250k vectors) and HNSW (`AnnIndex`,
+//! usearch) at 10k and 100k clustered 384-d unit vectors.
 //!
 //! Data: 1000 seeded Gaussian clusters, normalised (see
 //! `hindsight_bench::clustered_unit_vectors`): a stand-in for sentence embeddings, which are
@@ -88,6 +89,7 @@ fn bench_size(c: &mut Criterion, n: usize) {
         DIM,
         AnnConfig {
             threshold: 0,
+            graph_threshold: 0,
             ..AnnConfig::default()
         },
     );
@@ -139,6 +141,24 @@ fn bench_size(c: &mut Criterion, n: usize) {
         "vector bench n={n}: default {}",
         sweep_row(&ann, &queries, &exact10, 30, false)
     );
+    flat.enable_int8();
+    for rerank in [20usize, 40, 100] {
+        let mut times = Vec::with_capacity(queries.len());
+        let mut recall = 0.0;
+        for (q, truth) in queries.iter().zip(&exact10) {
+            let t = Instant::now();
+            let hits = flat.search_int8(q, 10, rerank, &|_| true);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            recall += recall_at(&hits, truth);
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "vector bench n={n}: int8 scan rerank={rerank:<4} recall@10={:.4} p50={:.3} ms p99={:.3} ms",
+            recall / queries.len() as f64,
+            percentile(&times, 0.5),
+            percentile(&times, 0.99)
+        );
+    }
 
     let mut group = c.benchmark_group("vector_search");
     group.throughput(Throughput::Elements(1));
@@ -147,6 +167,12 @@ fn bench_size(c: &mut Criterion, n: usize) {
         b.iter(|| {
             qi = (qi + 1) % queries.len();
             black_box(flat.search(black_box(&queries[qi]), 10, &|_| true))
+        });
+    });
+    group.bench_function(BenchmarkId::new("int8_rerank40_k10", n), |b| {
+        b.iter(|| {
+            qi = (qi + 1) % queries.len();
+            black_box(flat.search_int8(black_box(&queries[qi]), 10, 40, &|_| true))
         });
     });
     for k in [10usize, 30] {

@@ -4,10 +4,12 @@
 //! rebuilds these indexes from it. Both indexes speak in the store's `u64` row keys.
 //!
 //! - [`FlatIndex`] implements [`hindsight_core::VectorIndex`] as an exact cosine scan over one
-//!   contiguous buffer.
-//! - [`AnnIndex`] wraps a [`FlatIndex`] and adds an HNSW graph (usearch) once it holds
-//!   [`AnnConfig::threshold`] vectors; below it, and as a fallback when the graph returns fewer
-//!   than `k` accepted hits, the exact scan answers. Graph hits get exact scores from the flat copy.
+//!   contiguous buffer, optionally with an int8 copy of every vector for a scan that reads a
+//!   quarter of the bytes and re-scores its best candidates exactly ([`FlatIndex::search_int8`]).
+//! - [`AnnIndex`] wraps a [`FlatIndex`] in three tiers: the exact scan below
+//!   [`AnnConfig::threshold`] vectors, the int8 scan up to [`AnnConfig::graph_threshold`], and an
+//!   HNSW graph (usearch) above. The exact scan is also the fallback when the graph returns fewer
+//!   than `k` accepted hits. Every hit carries its exact f32 score from the flat copy.
 //! - [`KeywordIndex`] is a tantivy BM25 index over memory text, partitioned by namespace, with a
 //!   stored watermark so the owner can detect that it lags.
 //! - [`tokenize`] / [`MixedTokenizer`] split mixed Chinese (jieba) and English text into terms;

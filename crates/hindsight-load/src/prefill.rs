@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
 use hindsight_embed::Embedder;
 use hindsight_engine::Engine;
-use hindsight_eval::{AnnRecall, AnnSweepRow};
+use hindsight_eval::{AnnRecall, AnnSweepRow, Int8SweepRow};
 use hindsight_index::{AnnConfig, AnnIndex, FlatIndex};
 use hindsight_store_sqlite::SqliteStore;
 use serde::{Deserialize, Serialize};
@@ -122,7 +122,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Recall@`k` of the HNSW graph against the exact scan over `vectors`, for `queries`, with
-/// `config` (normally the store's default; the graph is forced on regardless of the threshold),
+/// `config` (normally the store's default; the graph is forced on regardless of the thresholds),
 /// swept over several `ef`.
 pub fn ann_recall(
     vectors: &[Vec<f32>],
@@ -131,8 +131,19 @@ pub fn ann_recall(
     config: AnnConfig,
 ) -> AnnRecall {
     let dim = vectors.first().map_or(0, Vec::len);
+    let store_uses = if vectors.len() < config.threshold {
+        "exact scan".to_owned()
+    } else if vectors.len() < config.graph_threshold.max(config.threshold) {
+        format!(
+            "int8 scan, best {} (at least 3 k) re-scored exactly",
+            config.int8_rerank
+        )
+    } else {
+        "HNSW".to_owned()
+    };
     let config = AnnConfig {
         threshold: 0,
+        graph_threshold: 0,
         ..config
     };
     let mut flat = FlatIndex::with_capacity(dim, vectors.len());
@@ -163,8 +174,31 @@ pub fn ann_recall(
     }
     for ef in efs {
         ann.set_expansion_search(ef);
-        sweep.push(sweep_row(&flat, &ann, queries, &exact, k, ef));
+        let m = measure(&flat, queries, &exact, &|q| ann.search(q, k, &|_| true));
+        sweep.push(AnnSweepRow {
+            ef: ef as u64,
+            recall: m.recall,
+            recall_tolerant: m.recall_tolerant,
+            p50_ms: m.p50_ms,
+            p99_ms: m.p99_ms,
+        });
     }
+    flat.enable_int8();
+    let int8_sweep = [20usize, 50, 100, 200]
+        .into_iter()
+        .map(|rerank| {
+            let m = measure(&flat, queries, &exact, &|q| {
+                flat.search_int8(q, k, rerank, &|_| true)
+            });
+            Int8SweepRow {
+                rerank: rerank as u64,
+                recall: m.recall,
+                recall_tolerant: m.recall_tolerant,
+                p50_ms: m.p50_ms,
+                p99_ms: m.p99_ms,
+            }
+        })
+        .collect();
     let default_row = sweep
         .iter()
         .find(|r| r.ef == config.expansion_search as u64)
@@ -192,24 +226,35 @@ pub fn ann_recall(
         ]),
         build_s,
         sweep,
+        int8_sweep,
+        store_uses: Some(store_uses),
     }
 }
 
-/// Recall (by key and score-tolerant) and latency of `ann` at `ef` against `exact`.
-fn sweep_row(
+/// A top-k search under measurement: query in, `(key, score)` hits out.
+type SearchFn<'a> = dyn Fn(&[f32]) -> Vec<(u64, f32)> + 'a;
+
+/// Recall (by key and score-tolerant) and latency of one search method.
+struct Measured {
+    recall: f64,
+    recall_tolerant: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// Recall (by key and score-tolerant) and latency of `search` against `exact`.
+fn measure(
     flat: &FlatIndex,
-    ann: &AnnIndex,
     queries: &[Vec<f32>],
     exact: &[Vec<(u64, f32)>],
-    k: usize,
-    ef: usize,
-) -> AnnSweepRow {
+    search: &SearchFn<'_>,
+) -> Measured {
     const TOLERANCE: f32 = 1e-3;
     let mut ms = Vec::with_capacity(queries.len());
     let (mut found, mut near, mut wanted) = (0usize, 0usize, 0usize);
     for (q, truth) in queries.iter().zip(exact) {
         let t = Instant::now();
-        let approx = ann.search(q, k, &|_| true);
+        let approx = search(q);
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         wanted += truth.len();
         found += truth
@@ -234,8 +279,7 @@ fn sweep_row(
             a as f64 / wanted as f64
         }
     };
-    AnnSweepRow {
-        ef: ef as u64,
+    Measured {
         recall: ratio(found),
         recall_tolerant: ratio(near),
         p50_ms: percentile(&ms, 0.5),
@@ -275,5 +319,16 @@ mod tests {
         let r = ann_recall(&vectors, &vectors[..10], 5, AnnConfig::default());
         assert_eq!(r.vectors, 50);
         assert_eq!(r.recall, 1.0);
+        assert_eq!(
+            r.store_uses.as_deref(),
+            Some("exact scan"),
+            "50 < 20k vectors"
+        );
+        let reranks: Vec<u64> = r.int8_sweep.iter().map(|row| row.rerank).collect();
+        assert_eq!(reranks, [20, 50, 100, 200]);
+        // Re-ranking at least every vector makes the int8 scan exact.
+        for row in r.int8_sweep.iter().filter(|row| row.rerank >= 50) {
+            assert_eq!((row.recall, row.recall_tolerant), (1.0, 1.0), "{row:?}");
+        }
     }
 }

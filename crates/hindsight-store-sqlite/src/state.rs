@@ -120,7 +120,8 @@ impl State {
         }
     }
 
-    /// Ends the bulk load: builds the graph of every namespace at or above the threshold.
+    /// Ends the bulk load: builds the int8 copy and the graph of every namespace that reached
+    /// their thresholds.
     pub fn finish_load(&mut self) {
         self.loading = false;
         for ns in self.namespaces.values_mut() {

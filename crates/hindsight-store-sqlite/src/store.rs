@@ -36,7 +36,7 @@ const IN_CHUNK: usize = 500;
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// The embedded default backend: SQLite is the source of truth; a per-namespace
-/// [`hindsight_index::AnnIndex`] (vectors: exact scan, HNSW above a threshold), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
+/// [`hindsight_index::AnnIndex`] (vectors: exact scan, int8 scan, HNSW by size), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
 ///
 /// Writes go to SQLite first (one transaction), then to the in-memory state and the keyword index.
 /// Writes that change indexed text bump a `generation` counter in the `meta` table; the keyword index
@@ -367,7 +367,8 @@ impl SqliteStore {
     }
 
     /// [`SqliteStore::open`] with an explicit vector-index configuration: per namespace, an exact
-    /// scan below `ann.threshold` vectors and an HNSW graph above it
+    /// scan below `ann.threshold` vectors, an int8 scan with exact re-ranking up to
+    /// `ann.graph_threshold` and an HNSW graph above it
     /// ([`AnnConfig::exact_only`] never builds one, e.g. for a bulk prefill).
     pub async fn open_with(data_dir: &Path, space: EmbeddingSpace, ann: AnnConfig) -> Result<Self> {
         let pool = connect_file(data_dir, true).await?;

@@ -136,6 +136,24 @@ pub struct AnnRecall {
     /// The same graph at other `ef` values (the default's row included).
     #[serde(default)]
     pub sweep: Vec<AnnSweepRow>,
+    /// The alternative to the graph: a scan of int8-quantised vectors whose best `rerank`
+    /// candidates are re-scored exactly, at several `rerank` depths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub int8_sweep: Vec<Int8SweepRow>,
+    /// Which search the store itself uses for a namespace of this size (`exact scan`,
+    /// `int8 scan, re-rank N`, `HNSW`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_uses: Option<String>,
+}
+
+/// Recall and latency of the int8 scan with exact re-ranking of its best `rerank` candidates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Int8SweepRow {
+    pub rerank: u64,
+    pub recall: f64,
+    pub recall_tolerant: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 /// Recall and latency of the graph at one `ef`.
@@ -300,6 +318,13 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
         summary.started_at
     );
     if let Some(a) = &summary.ann {
+        if let Some(tier) = &a.store_uses {
+            let _ = writeln!(
+                md,
+                "At {} vectors per namespace the store's vector path uses: **{tier}**.\n",
+                a.vectors
+            );
+        }
         let _ = writeln!(
             md,
             "ANN (HNSW {:?}) recall@{} vs exact over {} stored vectors, {} queries: {:.4}; \
@@ -322,6 +347,21 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
                     md,
                     "| {} | {:.4} | {:.4} | {:.3} | {:.3} |",
                     r.ef, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms
+                );
+            }
+            md.push('\n');
+        }
+        if !a.int8_sweep.is_empty() {
+            md.push_str(
+                "Int8 scan (each vector quantised to int8, a quarter of the bytes) with exact re-scoring \
+                 of its best `rerank` candidates, same queries:\n\n\
+                 | rerank | recall@k | tolerant recall (1e-3) | p50 ms | p99 ms |\n|---|---|---|---|---|\n",
+            );
+            for r in &a.int8_sweep {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.4} | {:.4} | {:.3} | {:.3} |",
+                    r.rerank, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms
                 );
             }
             md.push('\n');
@@ -597,7 +637,33 @@ mod tests {
             embedder: Some("all-MiniLM-L6-v2".into()),
             mix: BTreeMap::from([("memory_search".to_owned(), 80.0)]),
             levels,
-            ann: None,
+            ann: Some(AnnRecall {
+                vectors: 100_000,
+                queries: 500,
+                k: 10,
+                recall: 0.87,
+                ann_p50_ms: 0.4,
+                ann_p99_ms: 1.1,
+                exact_p50_ms: 6.0,
+                exact_p99_ms: 7.0,
+                params: BTreeMap::from([("M".to_owned(), 32)]),
+                build_s: 33.0,
+                sweep: vec![AnnSweepRow {
+                    ef: 128,
+                    recall: 0.87,
+                    recall_tolerant: 0.89,
+                    p50_ms: 0.4,
+                    p99_ms: 1.1,
+                }],
+                int8_sweep: vec![Int8SweepRow {
+                    rerank: 20,
+                    recall: 1.0,
+                    recall_tolerant: 1.0,
+                    p50_ms: 0.9,
+                    p99_ms: 1.4,
+                }],
+                store_uses: Some("int8 scan".into()),
+            }),
             notes: vec!["a note".into()],
         };
         let files = write_load_report(&summary, dir.path()).expect("report");
@@ -619,6 +685,20 @@ mod tests {
         assert_eq!(csv.lines().count(), 1 + 6, "header + level x op rows");
         let md = std::fs::read_to_string(dir.path().join("load.md")).expect("md");
         assert!(md.contains("memory_search") && md.contains("a note"));
+        assert!(
+            md.contains(
+                "At 100000 vectors per namespace the store's vector path uses: **int8 scan**."
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 128 | 0.8700 | 0.8900 | 0.400 | 1.100 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 20 | 1.0000 | 1.0000 | 0.900 | 1.400 |"),
+            "{md}"
+        );
         assert!(
             md.contains("| warm | memory_search | 9.5 | what \\| changed last week |"),
             "slowest calls of the concurrency-1 level, pipes escaped:\n{md}"
