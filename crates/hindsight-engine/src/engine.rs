@@ -15,7 +15,7 @@ use hindsight_retrieval::{
     FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand,
 };
 use serde::{Deserialize, Serialize};
-use tracing::{debug, info};
+use tracing::{Instrument, debug, info};
 
 use crate::config::{RetrievalConfig, WriteConfig};
 use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
@@ -93,14 +93,16 @@ pub struct SearchResponse {
 
 /// Where one search spent its time, stage by stage (wall time as the search saw it).
 ///
-/// The query embedding runs on the blocking pool *while* the keyword and structured paths run, so
-/// `embedding` overlaps them; `embedding_wait` is the part the search still had to wait for
-/// afterwards. `total` is the whole read pipeline (validation to the last stage).
+/// The query embedding runs on the blocking pool and the keyword path in its own task, both
+/// *while* the structured path runs; `embedding_wait` is what the search still waited for the
+/// embedding after the structured path, and the keyword path is joined after the vector search.
+/// `total` is the whole read pipeline (validation to the last stage). A stage that did not run
+/// stays zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchTimings {
     /// The query embedding: a cache lookup, or the forward pass (including waiting for a merged pass).
     pub embedding: Duration,
-    /// Waiting for the embedding after the keyword and structured paths finished.
+    /// Waiting for the embedding after the structured path finished.
     pub embedding_wait: Duration,
     pub keyword: Duration,
     pub structured: Duration,
@@ -238,6 +240,16 @@ impl EngineBuilder {
             retrieval: self.retrieval,
             ns_locks: Mutex::new(HashMap::new()),
         })
+    }
+}
+
+/// A spawned task that is aborted when its handle is dropped, so a search that fails early or is
+/// cancelled does not leave its keyword path running detached.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -663,11 +675,14 @@ impl Engine {
                 req.query.clone(),
                 req.filter.clone(),
             );
-            tokio::spawn(async move {
-                let t = Instant::now();
-                let hits = store.keyword_search(&ns, &query, depth, &filter).await;
-                (hits, t.elapsed())
-            })
+            AbortOnDrop(tokio::spawn(
+                async move {
+                    let t = Instant::now();
+                    let hits = store.keyword_search(&ns, &query, depth, &filter).await;
+                    (hits, t.elapsed())
+                }
+                .in_current_span(),
+            ))
         });
         if config.structured && !understanding.structured.is_empty() {
             let t = Instant::now();
@@ -690,8 +705,8 @@ impl Engine {
             lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
             timings.vector = t.elapsed();
         }
-        if let Some(task) = keyword {
-            let (hits, took) = task
+        if let Some(mut task) = keyword {
+            let (hits, took) = (&mut task.0)
                 .await
                 .map_err(|e| Error::backend(format!("keyword search task failed: {e}")))?;
             lists[1] = hits?;

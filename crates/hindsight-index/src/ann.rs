@@ -85,7 +85,7 @@ impl AnnConfig {
 /// How the last search of an [`AnnIndex`] was answered (for tests, benches and logs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SearchMode {
-    /// The index is below the threshold (or has no graph): exact scan.
+    /// The index is below the threshold: exact scan.
     Exact,
     /// Between the thresholds: int8 scan, best candidates re-scored exactly.
     Int8,
@@ -150,14 +150,16 @@ impl Graph {
     }
 }
 
-/// The per-namespace vector index a store uses: exact below [`AnnConfig::threshold`], HNSW above.
+/// The per-namespace vector index a store uses: exact below [`AnnConfig::threshold`], the int8
+/// scan up to [`AnnConfig::graph_threshold`], HNSW above.
 ///
-/// The [`FlatIndex`] always holds every vector: it answers exact searches, supplies exact scores
-/// for graph hits (so scores and tie-breaks are identical to an exact scan) and is what the graph
-/// is (re)built from. The graph is derived state: it is built when the index first reaches the
-/// threshold (or by [`AnnIndex::finish_bulk_load`] after a bulk load), then kept in step on every
-/// upsert and removal. If the graph ever fails (out of memory, too many concurrent searches), the
-/// search falls back to the exact scan and says so in the log; nothing is lost.
+/// The [`FlatIndex`] always holds every vector: it answers exact searches, keeps the int8 copy
+/// (from the first threshold on), supplies exact scores for int8 and graph hits (so scores and
+/// tie-breaks are those of an exact scan) and is what the graph is (re)built from. The graph is
+/// derived state: it is built when the index first reaches the graph threshold (or by
+/// [`AnnIndex::finish_bulk_load`] after a bulk load), then kept in step on every upsert and
+/// removal. If the graph ever fails (out of memory, too many concurrent searches), it is dropped,
+/// the int8 scan answers from then on (it is never dropped) and the log says so; nothing is lost.
 ///
 /// A graph search honours `accept` during the traversal (usearch filtered search). When it
 /// returns fewer than `k` accepted hits — a very selective filter, or a graph that missed — the
@@ -169,7 +171,7 @@ pub struct AnnIndex {
     config: AnnConfig,
     /// While set, upserts do not build the graph (bulk loading); see [`AnnIndex::finish_bulk_load`].
     deferred: bool,
-    /// Set after a graph error; the index then stays exact until rebuilt explicitly.
+    /// Set after a graph error; the int8 scan then answers until the graph is rebuilt explicitly.
     graph_failed: bool,
 }
 
@@ -263,7 +265,7 @@ impl AnnIndex {
                 self.graph = Some(graph);
             }
             Err(e) => {
-                tracing::warn!(error = %e, "building the HNSW graph failed; searches stay exact");
+                tracing::warn!(error = %e, "building the HNSW graph failed; the int8 scan answers");
                 self.graph_failed = true;
             }
         }
@@ -317,7 +319,7 @@ impl AnnIndex {
     fn drop_graph_after(&mut self, what: &str, error: &str) {
         tracing::warn!(
             error,
-            "HNSW {what} failed; dropping the graph, searches stay exact"
+            "HNSW {what} failed; dropping the graph, the int8 scan answers"
         );
         self.graph = None;
         self.graph_failed = true;
@@ -545,7 +547,8 @@ mod tests {
                 assert_eq!(hits, flat.search(&data[5], 10, &|k| k % 3 != 0), "{len}");
             }
         }
-        // Removals keep the int8 copy in step with the vectors.
+        // Removals and a replacement, then a search through the int8 tier (that the codes stay in
+        // step slot by slot is checked by the FlatIndex proptest).
         let mut idx = AnnIndex::new(
             16,
             AnnConfig {

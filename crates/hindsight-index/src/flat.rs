@@ -28,26 +28,36 @@ const PARALLEL_INT8_MIN_ROWS: usize = 32_768;
 /// `scale = max |row[i]| / 127`. A quarter of the f32 bytes, so a scan reads a quarter of the
 /// memory; the integer dot product times the two scales approximates the f32 dot product to about
 /// 1e-3 on unit vectors, which a re-ranking of the best candidates in f32 then removes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Int8Codes {
     codes: Vec<i8>,
     scales: Vec<f32>,
 }
 
-/// `v` quantised to int8 codes (appended to `out`) and the scale that maps them back.
-fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
+/// Writes `v` quantised to int8 into `out` (same length) and returns the scale that maps the
+/// codes back (0 for a zero or non-finite vector, whose codes are all 0).
+fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
-        out.extend(std::iter::repeat_n(0i8, v.len()));
+        out.fill(0);
         return 0.0;
     }
     let inv = 127.0 / max;
-    // In range by construction: |x * inv| <= 127.
-    out.extend(
-        v.iter()
-            .map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8),
-    );
+    for (o, x) in out.iter_mut().zip(v) {
+        // In range by construction (|x * inv| <= 127); the clamp only guards rounding.
+        *o = (x * inv).round().clamp(-127.0, 127.0) as i8;
+    }
     max / 127.0
+}
+
+impl Int8Codes {
+    /// Appends the codes of one more row.
+    fn push(&mut self, v: &[f32]) {
+        let start = self.codes.len();
+        self.codes.resize(start + v.len(), 0);
+        let scale = quantize(v, &mut self.codes[start..]);
+        self.scales.push(scale);
+    }
 }
 
 impl FlatIndex {
@@ -97,9 +107,8 @@ impl FlatIndex {
             Some(&slot) => {
                 self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector);
                 if let Some(c) = &mut self.codes {
-                    let mut code = Vec::with_capacity(self.dim);
-                    c.scales[slot] = quantize_into(vector, &mut code);
-                    c.codes[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&code);
+                    c.scales[slot] =
+                        quantize(vector, &mut c.codes[slot * self.dim..(slot + 1) * self.dim]);
                 }
             }
             None => {
@@ -107,8 +116,7 @@ impl FlatIndex {
                 self.keys.push(key);
                 self.data.extend_from_slice(vector);
                 if let Some(c) = &mut self.codes {
-                    let scale = quantize_into(vector, &mut c.codes);
-                    c.scales.push(scale);
+                    c.push(vector);
                 }
             }
         }
@@ -127,8 +135,7 @@ impl FlatIndex {
         };
         if self.dim > 0 {
             for row in self.data.chunks_exact(self.dim) {
-                let scale = quantize_into(row, &mut c.codes);
-                c.scales.push(scale);
+                c.push(row);
             }
         }
         self.codes = Some(c);
@@ -157,33 +164,25 @@ impl FlatIndex {
         if k == 0 || query.len() != self.dim || self.dim == 0 {
             return Vec::new();
         }
-        let mut q = Vec::with_capacity(self.dim);
-        let q_scale = quantize_into(query, &mut q);
+        let mut q = vec![0i8; self.dim];
+        let q_scale = quantize(query, &mut q);
         let rerank = rerank.max(k);
         let n = self.keys.len();
         let shortlist = if n >= PARALLEL_INT8_MIN_ROWS {
-            // Two halves scored on two threads without the filter (`accept` need not be Sync),
-            // each keeping its best `rerank`; the filter then runs over the merged candidates.
+            // Two halves scored on two threads (one spawned per search; the other half runs on
+            // the caller's thread) without the filter, as `accept` need not be Sync; each keeps
+            // its best `rerank`. The filter then runs over the merged candidates, and the merge is
+            // trusted only when no unscored row could still belong in it.
             let mid = n / 2;
-            let (mut a, b) = std::thread::scope(|scope| {
+            let (lower, upper) = std::thread::scope(|scope| {
                 let upper =
                     scope.spawn(|| self.int8_top(c, &q, q_scale, mid..n, rerank, &|_| true));
                 let lower = self.int8_top(c, &q, q_scale, 0..mid, rerank, &|_| true);
                 (lower, upper.join())
             });
-            match b {
-                Ok(b) => {
-                    a.extend(b);
-                    a.retain(|&(key, _)| accept(key));
-                    a.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
-                    if a.len() >= rerank {
-                        a.truncate(rerank);
-                        a
-                    } else {
-                        // The filter rejected too many of the unfiltered best: filter during the scan.
-                        self.int8_top(c, &q, q_scale, 0..n, rerank, accept)
-                    }
-                }
+            match upper {
+                Ok(upper) => merge_filtered(lower, upper, rerank, accept)
+                    .unwrap_or_else(|| self.int8_top(c, &q, q_scale, 0..n, rerank, accept)),
                 Err(_) => self.int8_top(c, &q, q_scale, 0..n, rerank, accept),
             }
         } else {
@@ -330,6 +329,41 @@ impl FlatIndex {
             .filter_map(|key| self.get(key).map(|row| (row, key)));
         top_k(query, k, rows, &|_| true)
     }
+}
+
+/// Whether `a` ranks strictly before `b`: higher score, then smaller key.
+fn ranks_before(a: (u64, f32), b: (u64, f32)) -> bool {
+    a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)) == Ordering::Greater
+}
+
+/// The best `m` rows accepted by `accept` among two halves' unfiltered best-`m` lists (best
+/// first), or `None` when that cannot be known from these lists: a half that returned a full `m`
+/// may hold unscored rows ranking just below its last one, so the merge is complete only if its
+/// `m`-th accepted row ranks before every full half's last row (or, with fewer than `m` accepted,
+/// if no half was full).
+fn merge_filtered(
+    lower: Vec<(u64, f32)>,
+    upper: Vec<(u64, f32)>,
+    m: usize,
+    accept: &dyn Fn(u64) -> bool,
+) -> Option<Vec<(u64, f32)>> {
+    let cut: Vec<(u64, f32)> = [&lower, &upper]
+        .into_iter()
+        .filter(|half| half.len() >= m)
+        .filter_map(|half| half.last().copied())
+        .collect();
+    let mut merged: Vec<(u64, f32)> = lower
+        .into_iter()
+        .chain(upper)
+        .filter(|&(key, _)| accept(key))
+        .collect();
+    merged.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    merged.truncate(m);
+    let complete = match merged.get(m.wrapping_sub(1)) {
+        Some(&last) if merged.len() == m => cut.iter().all(|&c| c == last || ranks_before(last, c)),
+        _ => cut.is_empty(),
+    };
+    complete.then_some(merged)
 }
 
 /// The best `k` of `rows` by dot product with `query` (higher score, then smaller key).
@@ -521,6 +555,35 @@ mod tests {
     }
 
     #[test]
+    fn merging_filtered_halves_refuses_when_unscored_rows_could_belong() {
+        // Each half's best 2, unfiltered. Lower's third row (.7) was never scored.
+        let lower = vec![(1, 0.9), (2, 0.8)];
+        let upper = vec![(11, 0.5), (12, 0.4)];
+        // Row 2 rejected: the merged best 2 would be [1, 11], but lower's unscored .7 beats 11.
+        assert_eq!(
+            merge_filtered(lower.clone(), upper.clone(), 2, &|k| k != 2),
+            None
+        );
+        // Nothing rejected: [1, 2] ranks before both halves' last rows.
+        assert_eq!(
+            merge_filtered(lower.clone(), upper.clone(), 2, &|_| true),
+            Some(vec![(1, 0.9), (2, 0.8)])
+        );
+        // Only the upper half loses a row: lower's rows still fill the top 2 completely.
+        assert_eq!(
+            merge_filtered(lower.clone(), upper.clone(), 2, &|k| k != 11),
+            Some(vec![(1, 0.9), (2, 0.8)])
+        );
+        // Halves shorter than m hold every row they have: fewer than m accepted is complete.
+        assert_eq!(
+            merge_filtered(vec![(1, 0.9)], vec![(11, 0.5)], 2, &|k| k != 1),
+            Some(vec![(11, 0.5)])
+        );
+        // A full half with fewer than m accepted overall: unknown.
+        assert_eq!(merge_filtered(lower, upper, 2, &|k| k == 1), None);
+    }
+
+    #[test]
     fn parallel_int8_scan_matches_the_exact_scan() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
@@ -543,12 +606,14 @@ mod tests {
                 .map(|_| f32::from(rng.random_range(-1i8..=1)))
                 .collect();
             q[1] = 1.0;
-            for accept in [&(|_: u64| true) as &dyn Fn(u64) -> bool, &|k: u64| {
-                k % 1000 == 3
-            }] {
+            // All rows; every other row (the merge of the two halves, partly filtered); one row
+            // in a thousand (too few left after the merge: the filtered rescan).
+            let filters: [&dyn Fn(u64) -> bool; 3] =
+                [&|_| true, &|k| k % 2 == 0, &|k| k % 1000 == 3];
+            for accept in filters {
                 let want = naive(&reference, &q, 10, accept);
-                // The second filter rejects most of the unfiltered best: the filtered rescan.
                 assert_eq!(idx.search_int8(&q, 10, 50, accept), want);
+                assert_eq!(idx.search_int8(&q, 10, 10, accept), want);
             }
         }
     }
@@ -592,6 +657,11 @@ mod tests {
             // Re-ranking at least every row: the int8 scan's answer is the exact one.
             idx.enable_int8();
             prop_assert_eq!(idx.search_int8(&q, k, 64, &accept), naive(&reference, &q, k, &accept));
+            // The codes kept in step through upserts and removals equal codes built afresh.
+            let mut rebuilt = idx.clone();
+            rebuilt.codes = None;
+            rebuilt.enable_int8();
+            prop_assert_eq!(&idx.codes, &rebuilt.codes);
         }
     }
 }

@@ -257,6 +257,7 @@ fn parse_profile(v: &Value) -> Option<ServerProfile> {
         .filter_map(|s| {
             Some(StageStats {
                 stage: s.get("stage")?.as_str()?.to_owned(),
+                count: s.get("count").and_then(Value::as_u64).unwrap_or(0),
                 mean_ms: num(s, "mean_ms"),
                 p50_ms: num(s, "p50_ms"),
                 p95_ms: num(s, "p95_ms"),
@@ -316,7 +317,7 @@ mod tests {
     #[test]
     fn profile_json_converts_to_the_report_type() {
         let v = json!({"searches": 3, "cached_embeddings": 1, "stages": [
-            {"stage": "embedding", "mean_ms": 5.5, "p50_ms": 5.0, "p95_ms": 7.0, "p99_ms": 8.0, "max_ms": 9.0},
+            {"stage": "embedding", "count": 3, "mean_ms": 5.5, "p50_ms": 5.0, "p95_ms": 7.0, "p99_ms": 8.0, "max_ms": 9.0},
             {"stage": "broken"},
             {"mean_ms": 1.0}
         ]});
@@ -325,6 +326,7 @@ mod tests {
         assert_eq!(p.stages.len(), 2, "a stage without a name is dropped");
         assert_eq!(p.stages[0].stage, "embedding");
         assert_eq!(p.stages[0].p95_ms, 7.0);
+        assert_eq!(p.stages[0].count, 3);
         assert_eq!(p.stages[1].p50_ms, 0.0);
         assert!(parse_profile(&json!({"error": "unauthorized"})).is_none());
     }

@@ -180,7 +180,7 @@ pub async fn run(
         }
     }
     notes.push(format!(
-        "warm phase repeats {} distinct queries (pre-warmed once, unmeasured); cold-phase queries end in a unique six-digit number so the server embeds every one (the server profile's cached embeddings count confirms it)",
+        "warm phase repeats {} distinct queries (pre-warmed once, unmeasured); cold-phase queries end in two unique three-digit numbers so the server embeds every one (the server profile's cached embeddings count confirms it)",
         workload.warm
     ));
     Ok(LoadSummary {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{Extension, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +35,8 @@ pub enum HttpAuth {
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The axum router: `/mcp` (auth-protected MCP endpoint), `/healthz`, and `/debug/profile`
-/// (auth-protected: `GET` the per-stage search profile, `DELETE` to reset it).
+/// (auth-protected: `GET` the per-stage search profile, `DELETE` to reset it, which needs a token
+/// with write access).
 pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
     let prototype = HindsightMcp::new(state.clone(), Access::none());
     let config = StreamableHttpServerConfig::default()
@@ -105,7 +106,20 @@ async fn profile(State(state): State<Arc<ServerState>>) -> Response {
     axum::Json(state.profile().to_json()).into_response()
 }
 
-async fn reset_profile(State(state): State<Arc<ServerState>>) -> Response {
+/// Resetting is a write: a read-only token gets 403 (any valid token may read the profile; it
+/// holds timings only, no memory content).
+async fn reset_profile(
+    State(state): State<Arc<ServerState>>,
+    Extension(access): Extension<Access>,
+) -> Response {
+    if !access.write {
+        warn!(token = %access.name, "refused to reset the search profile: read-only token");
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({ "error": "forbidden", "message": "resetting the search profile needs a token with write access" })),
+        )
+            .into_response();
+    }
     state.profile().reset();
     StatusCode::NO_CONTENT.into_response()
 }

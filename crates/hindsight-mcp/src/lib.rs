@@ -15,7 +15,7 @@
 //!   answers 401 before any MCP processing.
 //! - [`serve_stdio`] and [`serve_http`] run the two transports with graceful shutdown;
 //!   [`router`] is the axum app (`POST /mcp`, `GET /healthz`, and `GET`/`DELETE /debug/profile`
-//!   behind the same auth as `/mcp`) for embedding and tests.
+//!   behind the same auth as `/mcp`; resetting needs write access) for embedding and tests.
 //! - [`SearchProfile`] keeps per-stage latency histograms of every `memory_search` (from the
 //!   engine's `SearchTimings`), which the load harness reads to split server time by stage.
 

@@ -86,7 +86,11 @@ impl SearchProfile {
         s.searches += 1;
         s.cached_embeddings += u64::from(t.embedding_cached);
         for (h, d) in s.hists.iter_mut().zip(stage_values(t)) {
-            let Some(h) = h else { continue };
+            // A stage that did not run (no structured hints, no consensus check) stays zero and
+            // is not recorded, so its percentiles describe the searches that ran it.
+            let Some(h) = h.as_mut().filter(|_| !d.is_zero()) else {
+                continue;
+            };
             let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
             h.saturating_record(us);
         }
@@ -98,7 +102,7 @@ impl SearchProfile {
     }
 
     /// The profile as JSON: search count, how many query embeddings were cached, and per stage
-    /// mean / p50 / p95 / p99 / max in milliseconds.
+    /// how many searches ran it and their mean / p50 / p95 / p99 / max in milliseconds.
     pub fn to_json(&self) -> Value {
         let s = self.lock();
         let ms = |us: u64| us as f64 / 1000.0;
@@ -119,6 +123,7 @@ impl SearchProfile {
                 };
                 json!({
                     "stage": name,
+                    "count": h.len(),
                     "mean_ms": if empty { 0.0 } else { h.mean() / 1000.0 },
                     "p50_ms": q(0.5),
                     "p95_ms": q(0.95),
@@ -173,8 +178,10 @@ mod tests {
             (total["p99_ms"].as_f64().unwrap_or(f64::NAN) - 198.0).abs() < 0.3,
             "{total}"
         );
-        // A stage that never took time reports the histogram floor (1 µs), not garbage.
-        assert!(stage(&v, "keyword")["max_ms"].as_f64().unwrap_or(f64::NAN) <= 0.001);
+        assert_eq!(emb["count"], 100);
+        // A stage that never ran is counted as such, with zeros rather than a made-up floor.
+        assert_eq!(stage(&v, "keyword")["count"], 0);
+        assert_eq!(stage(&v, "keyword")["max_ms"], 0.0);
         p.reset();
         let v = p.to_json();
         assert_eq!(v["searches"], 0);

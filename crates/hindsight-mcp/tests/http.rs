@@ -353,14 +353,22 @@ async fn search_profile_needs_a_token_counts_searches_and_resets() {
     assert!(total["p50_ms"].as_f64().expect("p50") > 0.0, "{v}");
     assert!(total["max_ms"].as_f64() >= total["p50_ms"].as_f64(), "{v}");
 
-    let reset = h
-        .http
-        .delete(format!("{}/debug/profile", h.base))
-        .bearer_auth("tok-a")
-        .send()
+    let reset = |token: &'static str| {
+        h.http
+            .delete(format!("{}/debug/profile", h.base))
+            .bearer_auth(token)
+            .send()
+    };
+    // Resetting needs write access: the read-only token is refused and nothing is reset.
+    assert_eq!(reset("tok-r").await.expect("send").status().as_u16(), 403);
+    let v: Value = profile(Some("tok-a"))
         .await
-        .expect("send");
-    assert_eq!(reset.status().as_u16(), 204);
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v["searches"], 3, "{v}");
+    assert_eq!(reset("tok-a").await.expect("send").status().as_u16(), 204);
     let v: Value = profile(Some("tok-a"))
         .await
         .expect("send")

@@ -77,6 +77,9 @@ pub struct ServerProfile {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageStats {
     pub stage: String,
+    /// Searches that ran this stage (a stage that did not run is not recorded).
+    #[serde(default)]
+    pub count: u64,
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p95_ms: f64,
@@ -141,7 +144,7 @@ pub struct AnnRecall {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub int8_sweep: Vec<Int8SweepRow>,
     /// Which search the store itself uses for a namespace of this size (`exact scan`,
-    /// `int8 scan, re-rank N`, `HNSW`).
+    /// `int8 scan, best N (at least 3 k) re-scored exactly`, `HNSW`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_uses: Option<String>,
 }
@@ -187,6 +190,32 @@ impl LoadSummary {
     }
 }
 
+/// A recall/latency table over one parameter (`ef`, `rerank`), after `intro`; nothing when empty.
+/// Rows: (parameter, recall, tolerant recall, p50 ms, p99 ms).
+fn write_sweep(
+    md: &mut String,
+    intro: &str,
+    param: &str,
+    rows: impl Iterator<Item = (u64, f64, f64, f64, f64)>,
+) {
+    let mut rows = rows.peekable();
+    if rows.peek().is_none() {
+        return;
+    }
+    md.push_str(intro);
+    let _ = writeln!(
+        md,
+        "| {param} | recall@k | tolerant recall (1e-3) | p50 ms | p99 ms |\n|---|---|---|---|---|"
+    );
+    for (p, recall, tolerant, p50, p99) in rows {
+        let _ = writeln!(
+            md,
+            "| {p} | {recall:.4} | {tolerant:.4} | {p50:.3} | {p99:.3} |"
+        );
+    }
+    md.push('\n');
+}
+
 /// The server-side stage table for the closed-loop levels at concurrency 1, 2 and 16 of each
 /// phase, with "transport and the rest": the client's p50 minus the server's p50 total.
 fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
@@ -204,19 +233,20 @@ fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
         "\n## Where the server spends a search\n\nServer-side stage timings of `memory_search` \
          (the engine's own clock). The query embedding runs while the keyword and structured \
          paths do; `embedding_wait` is what the search still waited for it afterwards.\n\n\
-         | phase | concurrency | searches | cached embeddings | stage | p50 ms | p95 ms | mean ms |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         | phase | concurrency | searches | cached embeddings | stage | ran | p50 ms | p95 ms | mean ms |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
     for (l, p) in levels {
         for st in &p.stages {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
                 l.phase,
                 l.concurrency,
                 p.searches,
                 p.cached_embeddings,
                 st.stage,
+                st.count,
                 st.p50_ms,
                 st.p95_ms,
                 st.mean_ms
@@ -231,7 +261,7 @@ fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
         if let (Some(c), Some(s)) = (client, server) {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | client p50 - server p50 (transport, JSON, MCP) | {:.3} |  |  |",
+                "| {} | {} | {} | {} | client p50 - server p50 (transport, JSON, MCP) |  | {:.3} |  |  |",
                 l.phase,
                 l.concurrency,
                 p.searches,
@@ -340,32 +370,23 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
             a.exact_p99_ms,
             a.build_s
         );
-        if !a.sweep.is_empty() {
-            md.push_str("| ef | recall@k | tolerant recall (1e-3) | p50 ms | p99 ms |\n|---|---|---|---|---|\n");
-            for r in &a.sweep {
-                let _ = writeln!(
-                    md,
-                    "| {} | {:.4} | {:.4} | {:.3} | {:.3} |",
-                    r.ef, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms
-                );
-            }
-            md.push('\n');
-        }
-        if !a.int8_sweep.is_empty() {
-            md.push_str(
-                "Int8 scan (each vector quantised to int8, a quarter of the bytes) with exact re-scoring \
-                 of its best `rerank` candidates, same queries:\n\n\
-                 | rerank | recall@k | tolerant recall (1e-3) | p50 ms | p99 ms |\n|---|---|---|---|---|\n",
-            );
-            for r in &a.int8_sweep {
-                let _ = writeln!(
-                    md,
-                    "| {} | {:.4} | {:.4} | {:.3} | {:.3} |",
-                    r.rerank, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms
-                );
-            }
-            md.push('\n');
-        }
+        write_sweep(
+            &mut md,
+            "",
+            "ef",
+            a.sweep
+                .iter()
+                .map(|r| (r.ef, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms)),
+        );
+        write_sweep(
+            &mut md,
+            "Int8 scan (each vector quantised to int8, a quarter of the bytes) with exact re-scoring \
+             of its best `rerank` candidates, same queries:\n\n",
+            "rerank",
+            a.int8_sweep
+                .iter()
+                .map(|r| (r.rerank, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms)),
+        );
     }
     md.push_str(&tables::markdown(&frame));
     let slow: Vec<&LoadLevel> = summary
@@ -612,6 +633,7 @@ mod tests {
                     stages: vec![
                         StageStats {
                             stage: "keyword".into(),
+                            count: 50,
                             mean_ms: 1.2,
                             p50_ms: 1.0,
                             p95_ms: 1.5,
@@ -620,6 +642,7 @@ mod tests {
                         },
                         StageStats {
                             stage: "total".into(),
+                            count: 50,
                             mean_ms: 1.8,
                             p50_ms: 1.5 * f64::from(c),
                             p95_ms: 2.5,
@@ -710,11 +733,11 @@ mod tests {
         // Server stages for c = 1 and 2 (c = 4 is not a profiled level, and has none anyway),
         // with the client-minus-server p50 (2.0 - 1.5 at c = 1; 4.0 - 3.0 at c = 2).
         assert!(
-            md.contains("| warm | 1 | 50 | 50 | keyword | 1.000 | 1.500 | 1.200 |"),
+            md.contains("| warm | 1 | 50 | 50 | keyword | 50 | 1.000 | 1.500 | 1.200 |"),
             "{md}"
         );
-        assert!(md.contains("(transport, JSON, MCP) | 0.500 |"), "{md}");
-        assert!(md.contains("(transport, JSON, MCP) | 1.000 |"), "{md}");
+        assert!(md.contains("(transport, JSON, MCP) |  | 0.500 |"), "{md}");
+        assert!(md.contains("(transport, JSON, MCP) |  | 1.000 |"), "{md}");
         assert!(!md.contains("| warm | 4 | 50"), "{md}");
     }
 }
