@@ -297,6 +297,19 @@ async fn http_round_trip_auth_tools_errors_and_shutdown() {
     assert_eq!(h.store.stats().await.expect("stats").memories, 2);
 }
 
+/// `GET /debug/profile` with `token`, as JSON.
+async fn read_profile(h: &Harness, token: &str) -> Value {
+    h.http
+        .get(format!("{}/debug/profile", h.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_profile_needs_a_token_counts_searches_and_resets() {
     let h = start().await;
@@ -332,12 +345,7 @@ async fn search_profile_needs_a_token_counts_searches_and_resets() {
         )
         .await;
     }
-    let v: Value = profile(Some("tok-r"))
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let v = read_profile(&h, "tok-r").await;
     // Three searches; the repeated query's embedding came from the cache.
     assert_eq!(v["searches"], 3, "{v}");
     assert_eq!(v["cached_embeddings"], 1, "{v}");
@@ -361,19 +369,9 @@ async fn search_profile_needs_a_token_counts_searches_and_resets() {
     };
     // Resetting needs write access: the read-only token is refused and nothing is reset.
     assert_eq!(reset("tok-r").await.expect("send").status().as_u16(), 403);
-    let v: Value = profile(Some("tok-a"))
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let v = read_profile(&h, "tok-a").await;
     assert_eq!(v["searches"], 3, "{v}");
     assert_eq!(reset("tok-a").await.expect("send").status().as_u16(), 204);
-    let v: Value = profile(Some("tok-a"))
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let v = read_profile(&h, "tok-a").await;
     assert_eq!(v["searches"], 0, "{v}");
 }
