@@ -41,6 +41,11 @@ pub enum GuardCommand {
     Train {
         #[arg(long, default_value = "datasets/injection")]
         corpus: PathBuf,
+        /// More labelled corpora (same format) whose train and validation records join the
+        /// corpus's (their test records, if any, are ignored), e.g. `datasets/injection-dev`.
+        /// Never pass a held-out set such as `datasets/injection-challenge`.
+        #[arg(long)]
+        extra: Vec<PathBuf>,
         #[arg(long, default_value = "crates/hindsight-guard/model/classifier.json")]
         out: PathBuf,
         #[arg(long, default_value_t = 42)]
@@ -179,11 +184,17 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
         }
         GuardCommand::Train {
             corpus,
+            extra,
             out,
             seed,
             target_fpr,
         } => {
-            let records = load(corpus)?;
+            let mut records = load(corpus)?;
+            for dir in extra {
+                let more = load(dir)?;
+                eprintln!("adding {} records from {}", more.len(), dir.display());
+                records.extend(more);
+            }
             let used: Vec<_> = records
                 .into_iter()
                 .filter(|r| r.split != Split::Test)
@@ -198,7 +209,15 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 embedding_model: e.space().model,
                 ..TrainOptions::default()
             };
-            let model = train_on_corpus(&used, &emb, &opts)?;
+            let mut model = train_on_corpus(&used, &emb, &opts)?;
+            if !extra.is_empty() {
+                let dirs: Vec<String> = extra.iter().map(|d| d.display().to_string()).collect();
+                model.training.note = format!(
+                    "{}; train/validation records also from {}",
+                    model.training.note,
+                    dirs.join(", ")
+                );
+            }
             std::fs::write(out, model.to_json()?)
                 .with_context(|| format!("writing {}", out.display()))?;
             println!(
