@@ -10,9 +10,10 @@
 //!    with offsets mapped back to the original text.
 //! 2. **Classifier** ([`Classifier`]): logistic regression over the MiniLM sentence embedding plus
 //!    lexical features ([`LEXICAL_FEATURES`]: rule hits, imperative cues, markers, counts). The
-//!    committed model (`model/classifier.json`) is trained by [`train_on_corpus`] on the shipped
-//!    corpus, with thresholds chosen on its validation split. Without an embedding the lexical-only
-//!    head decides.
+//!    committed model (`model/classifier.json`) is trained by [`train_on_corpus`] on the train
+//!    splits of the generated corpus and the hand-written development set
+//!    (`datasets/injection-dev`), with thresholds chosen on their validation splits. Without an
+//!    embedding the lexical-only head decides.
 //!
 //! Sensitive data (API keys, tokens, passwords, emails, phones, ID numbers, credit cards) is found
 //! by [`find_sensitive`] and replaced by [`redact`] with `[REDACTED:kind]`.
