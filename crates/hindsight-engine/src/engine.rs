@@ -120,6 +120,24 @@ pub struct SearchTimings {
     pub embedding_cached: bool,
 }
 
+impl SearchTimings {
+    /// Every stage with its name, in pipeline order (the names a profile reports them under).
+    pub fn stages(&self) -> [(&'static str, Duration); 10] {
+        [
+            ("embedding", self.embedding),
+            ("embedding_wait", self.embedding_wait),
+            ("keyword", self.keyword),
+            ("structured", self.structured),
+            ("vector", self.vector),
+            ("fetch", self.fetch),
+            ("rank", self.rank),
+            ("consensus", self.consensus),
+            ("access", self.access),
+            ("total", self.total),
+        ]
+    }
+}
+
 /// Every path's raw candidates for one query plus the memories they refer to: the input of the
 /// pure ranking step. The eval harness computes these once per query and ranks them under many
 /// setups.

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use hindsight_core::VectorIndex;
 
-use crate::flat::simd_dot;
+use crate::flat::{best_first, simd_dot};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use crate::flat::FlatIndex;
@@ -78,6 +78,18 @@ impl AnnConfig {
             threshold: usize::MAX,
             graph_threshold: usize::MAX,
             ..AnnConfig::default()
+        }
+    }
+
+    /// The tier that answers searches in a namespace of `len` vectors: exact below `threshold`,
+    /// the int8 scan below `graph_threshold` (never below `threshold`), the graph from there.
+    pub fn mode_at(&self, len: usize) -> SearchMode {
+        if len < self.threshold {
+            SearchMode::Exact
+        } else if len < self.graph_threshold.max(self.threshold) {
+            SearchMode::Int8
+        } else {
+            SearchMode::Graph
         }
     }
 }
@@ -225,17 +237,14 @@ impl AnnIndex {
     }
 
     /// Where the graph starts (never below `threshold`).
-    fn graph_threshold(&self) -> usize {
-        self.config.graph_threshold.max(self.config.threshold)
-    }
-
     /// Builds what the current size calls for: the int8 copy at `threshold`, the graph at
     /// `graph_threshold` (unless a graph failed before).
     fn grow_tiers(&mut self) {
-        if self.flat.len() >= self.config.threshold && !self.flat.has_int8() {
+        let mode = self.config.mode_at(self.flat.len());
+        if mode != SearchMode::Exact && !self.flat.has_int8() {
             self.flat.enable_int8();
         }
-        if self.graph.is_none() && !self.graph_failed && self.flat.len() >= self.graph_threshold() {
+        if mode == SearchMode::Graph && self.graph.is_none() && !self.graph_failed {
             self.rebuild_graph();
         }
     }
@@ -251,7 +260,7 @@ impl AnnIndex {
     pub fn rebuild_graph(&mut self) {
         self.graph = None;
         self.graph_failed = false;
-        if self.flat.len() < self.graph_threshold() {
+        if self.config.mode_at(self.flat.len()) != SearchMode::Graph {
             return;
         }
         let started = std::time::Instant::now();
@@ -366,7 +375,7 @@ impl AnnIndex {
         let all = |_: u64| true;
         let accept: &dyn Fn(u64) -> bool = accept.unwrap_or(&all);
         let Some(graph) = &self.graph else {
-            if self.flat.has_int8() && self.flat.len() >= self.config.threshold {
+            if self.flat.has_int8() && self.config.mode_at(self.flat.len()) != SearchMode::Exact {
                 let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
                 return (
                     self.flat.search_int8(query, k, rerank, accept),
@@ -404,7 +413,7 @@ impl AnnIndex {
         if hits.len() < k && hits.len() < self.flat.len() {
             return (self.flat.search(query, k, accept), SearchMode::Fallback);
         }
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.sort_by(best_first);
         hits.truncate(k);
         (hits, SearchMode::Graph)
     }
@@ -541,6 +550,7 @@ mod tests {
                 _ => SearchMode::Graph,
             };
             assert_eq!(mode, want, "{len} vectors");
+            assert_eq!(config.mode_at(len), want, "{len} vectors");
             assert_eq!((idx.has_int8(), idx.has_graph()), (len >= 100, len >= 300));
             if mode != SearchMode::Graph {
                 // Re-ranking every vector: the int8 tier answers exactly.

@@ -188,10 +188,7 @@ impl FlatIndex {
         } else {
             self.int8_top(c, &q, q_scale, 0..n, rerank, accept)
         };
-        let rows = shortlist
-            .into_iter()
-            .filter_map(|(key, _)| self.get(key).map(|row| (row, key)));
-        top_k(query, k, rows, &|_| true)
+        self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k)
     }
 
     /// The best `m` rows of `range` by approximate (int8) score.
@@ -331,9 +328,10 @@ impl FlatIndex {
     }
 }
 
-/// Whether `a` ranks strictly before `b`: higher score, then smaller key.
-fn ranks_before(a: (u64, f32), b: (u64, f32)) -> bool {
-    a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)) == Ordering::Greater
+/// The order of every hit list this crate returns: higher score first, ties by smaller key (so
+/// results never depend on insertion order or index layout).
+pub(crate) fn best_first(a: &(u64, f32), b: &(u64, f32)) -> Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// The best `m` rows accepted by `accept` among two halves' unfiltered best-`m` lists (best
@@ -357,10 +355,10 @@ fn merge_filtered(
         .chain(upper)
         .filter(|&(key, _)| accept(key))
         .collect();
-    merged.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    merged.sort_by(best_first);
     merged.truncate(m);
     let complete = match merged.get(m.wrapping_sub(1)) {
-        Some(&last) if merged.len() == m => cut.iter().all(|&c| c == last || ranks_before(last, c)),
+        Some(&last) if merged.len() == m => cut.iter().all(|c| best_first(&last, c).is_le()),
         _ => cut.is_empty(),
     };
     complete.then_some(merged)

@@ -13,6 +13,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::flat::best_first;
 use crate::tokenizer::{MixedTokenizer, TOKENIZER_NAME, tokenize};
 
 /// Errors of the keyword index.
@@ -270,7 +271,7 @@ impl KeywordIndex {
             // Equal BM25 scores are ordered by key, so results do not depend on the segment layout
             // (which background merges change). That needs every document tied with the k-th
             // hit (up to `max_fetch`): when the k-th score equals the lowest fetched one, more may be unfetched.
-            out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            out.sort_by(best_first);
             let boundary_is_complete =
                 out.len() >= k && lowest_fetched.is_some_and(|low| out[k - 1].1 > low);
             let tie_cap_reached = out.len() >= k && fetch >= max_fetch;

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use hindsight_eval::{ServerProfile, StageStats};
+use hindsight_eval::{LoadLevel, ServerProfile, StageStats};
 use serde_json::{Value, json};
 
 /// Why a call failed.
@@ -109,6 +109,14 @@ impl McpClient {
         Ok(client)
     }
 
+    /// `req` with the bearer token, when there is one.
+    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        }
+    }
+
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
         let mut req = self
             .http
@@ -116,9 +124,7 @@ impl McpClient {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .json(body);
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
-        }
+        req = self.authed(req);
         if let Some(s) = &self.session {
             req = req.header("Mcp-Session-Id", s);
         }
@@ -226,20 +232,30 @@ impl McpClient {
         let Some(url) = self.profile_url() else {
             return false;
         };
-        let mut req = self.http.delete(url);
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
+        self.authed(self.http.delete(url))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
+    /// Runs one load level with the server's search profile reset before it and attached after
+    /// (left out when the server has no profile endpoint or refused the reset).
+    pub async fn profiled(&self, level: impl Future<Output = LoadLevel>) -> LoadLevel {
+        let reset = self.reset_server_profile().await;
+        let mut level = level.await;
+        if reset {
+            level.server = self.server_profile().await;
         }
-        req.send().await.is_ok_and(|r| r.status().is_success())
+        level
     }
 
     /// The server's search profile since the last reset (`None` when it offers none).
     pub async fn server_profile(&self) -> Option<ServerProfile> {
-        let mut req = self.http.get(self.profile_url()?);
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
-        }
-        let resp = req.send().await.ok()?;
+        let resp = self
+            .authed(self.http.get(self.profile_url()?))
+            .send()
+            .await
+            .ok()?;
         if !resp.status().is_success() {
             return None;
         }

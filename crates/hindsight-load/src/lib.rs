@@ -159,22 +159,18 @@ pub async fn run(
             }
         }
         for &c in &config.concurrency {
-            let profiled = workload.client.reset_server_profile().await;
-            let mut level = workload.closed_loop(phase, c.max(1), config.bounds).await;
-            if profiled {
-                level.server = workload.client.server_profile().await;
-            }
+            let level = workload
+                .client
+                .profiled(workload.closed_loop(phase, c.max(1), config.bounds))
+                .await;
             on_level(&level);
             levels.push(level);
         }
         for &rate in &config.rates {
-            let profiled = workload.client.reset_server_profile().await;
-            let mut level = workload
-                .open_loop(phase, rate, config.max_inflight, config.bounds)
+            let level = workload
+                .client
+                .profiled(workload.open_loop(phase, rate, config.max_inflight, config.bounds))
                 .await;
-            if profiled {
-                level.server = workload.client.server_profile().await;
-            }
             on_level(&level);
             levels.push(level);
         }

@@ -10,7 +10,7 @@ use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
 use hindsight_embed::Embedder;
 use hindsight_engine::Engine;
 use hindsight_eval::{AnnRecall, AnnSweepRow, Int8SweepRow};
-use hindsight_index::{AnnConfig, AnnIndex, FlatIndex};
+use hindsight_index::{AnnConfig, AnnIndex, FlatIndex, SearchMode};
 use hindsight_store_sqlite::SqliteStore;
 use serde::{Deserialize, Serialize};
 
@@ -131,15 +131,13 @@ pub fn ann_recall(
     config: AnnConfig,
 ) -> AnnRecall {
     let dim = vectors.first().map_or(0, Vec::len);
-    let store_uses = if vectors.len() < config.threshold {
-        "exact scan".to_owned()
-    } else if vectors.len() < config.graph_threshold.max(config.threshold) {
-        format!(
+    let store_uses = match config.mode_at(vectors.len()) {
+        SearchMode::Exact => "exact scan".to_owned(),
+        SearchMode::Int8 => format!(
             "int8 scan, best {} (at least 3 k) re-scored exactly",
             config.int8_rerank
-        )
-    } else {
-        "HNSW".to_owned()
+        ),
+        SearchMode::Graph | SearchMode::Fallback => "HNSW".to_owned(),
     };
     let config = AnnConfig {
         threshold: 0,

@@ -89,12 +89,17 @@ async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut req: Request, next:
     next.run(req).await
 }
 
-fn unauthorized(why: &str) -> Response {
-    let mut resp = (
-        StatusCode::UNAUTHORIZED,
-        axum::Json(json!({ "error": "unauthorized", "message": why })),
+/// `{"error": error, "message": message}` with `status`.
+fn json_error(status: StatusCode, error: &str, message: &str) -> Response {
+    (
+        status,
+        axum::Json(json!({ "error": error, "message": message })),
     )
-        .into_response();
+        .into_response()
+}
+
+fn unauthorized(why: &str) -> Response {
+    let mut resp = json_error(StatusCode::UNAUTHORIZED, "unauthorized", why);
     resp.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"hindsight\""),
@@ -114,11 +119,11 @@ async fn reset_profile(
 ) -> Response {
     if !access.write {
         warn!(token = %access.name, "refused to reset the search profile: read-only token");
-        return (
+        return json_error(
             StatusCode::FORBIDDEN,
-            axum::Json(json!({ "error": "forbidden", "message": "resetting the search profile needs a token with write access" })),
-        )
-            .into_response();
+            "forbidden",
+            "resetting the search profile needs a token with write access",
+        );
     }
     state.profile().reset();
     StatusCode::NO_CONTENT.into_response()

@@ -3,40 +3,10 @@
 //! where server time went (embedding / keyword / structured / vector / fetch / rank / ...).
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hindsight_engine::SearchTimings;
 use serde_json::{Value, json};
-
-/// Stage names in the order they are reported.
-const STAGES: [&str; 10] = [
-    "embedding",
-    "embedding_wait",
-    "keyword",
-    "structured",
-    "vector",
-    "fetch",
-    "rank",
-    "consensus",
-    "access",
-    "total",
-];
-
-fn stage_values(t: &SearchTimings) -> [Duration; 10] {
-    [
-        t.embedding,
-        t.embedding_wait,
-        t.keyword,
-        t.structured,
-        t.vector,
-        t.fetch,
-        t.rank,
-        t.consensus,
-        t.access,
-        t.total,
-    ]
-}
 
 #[derive(Debug)]
 struct Stages {
@@ -50,7 +20,8 @@ impl Stages {
     fn new() -> Self {
         Stages {
             // 1 µs .. 10 min at 3 significant digits; a longer stage saturates at the top.
-            hists: STAGES
+            hists: SearchTimings::default()
+                .stages()
                 .iter()
                 .map(|_| Histogram::new_with_bounds(1, 600_000_000, 3).ok())
                 .collect(),
@@ -85,7 +56,7 @@ impl SearchProfile {
         let mut s = self.lock();
         s.searches += 1;
         s.cached_embeddings += u64::from(t.embedding_cached);
-        for (h, d) in s.hists.iter_mut().zip(stage_values(t)) {
+        for (h, (_, d)) in s.hists.iter_mut().zip(t.stages()) {
             // A stage that did not run (no structured hints, no consensus check) stays zero and
             // is not recorded, so its percentiles describe the searches that ran it.
             let Some(h) = h.as_mut().filter(|_| !d.is_zero()) else {
@@ -106,8 +77,10 @@ impl SearchProfile {
     pub fn to_json(&self) -> Value {
         let s = self.lock();
         let ms = |us: u64| us as f64 / 1000.0;
-        let stages: Vec<Value> = STAGES
-            .iter()
+        let stages: Vec<Value> = SearchTimings::default()
+            .stages()
+            .into_iter()
+            .map(|(name, _)| name)
             .zip(&s.hists)
             .map(|(name, h)| {
                 let Some(h) = h else {
@@ -143,6 +116,7 @@ impl SearchProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn timings(embedding_ms: u64, total_ms: u64, cached: bool) -> SearchTimings {
         SearchTimings {
