@@ -4,8 +4,9 @@
 //! one `[tokens x hidden]` matrix, so every dense layer is one matrix product over real tokens
 //! only, and attention runs per text (and head) on its own rows. With no padding there is no
 //! attention mask, and the mean pooling averages exactly the text's own rows. Weights are read
-//! with candle (`model.safetensors`, any float dtype) and stored transposed (`[in x out]`) with
-//! the query, key and value projections fused into one `[hidden x 3·hidden]` matrix.
+//! with candle (`model.safetensors`, any float dtype), transposed (`[in x out]`), with the query,
+//! key and value projections fused into one `[hidden x 3·hidden]` matrix, and kept as f32 in the
+//! column-panel layout of `kernels::PackedMatrix`.
 
 use std::collections::HashMap;
 
@@ -14,7 +15,9 @@ use hindsight_core::l2_normalize;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use crate::kernels::{MatRef, Threads, gelu, layer_norm, matmul, softmax};
+use crate::kernels::{
+    MatRef, PackedMatrix, Threads, gelu, layer_norm, matmul, matmul_packed, softmax,
+};
 
 /// The `config.json` fields the encoder needs (Hugging Face BERT names).
 #[derive(Clone, Debug, Deserialize)]
@@ -76,12 +79,29 @@ impl BertConfig {
     }
 }
 
-/// A dense layer, `y = x · w + b`, with `w` stored `[n_in x n_out]` row-major.
-struct Dense {
+/// A PyTorch `Linear` as read: `w` is `[n_in x n_out]` row-major (already transposed).
+struct Linear {
     w: Vec<f32>,
     b: Vec<f32>,
     n_in: usize,
     n_out: usize,
+}
+
+/// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`].
+struct Dense {
+    w: PackedMatrix,
+    b: Vec<f32>,
+    n_out: usize,
+}
+
+impl From<Linear> for Dense {
+    fn from(l: Linear) -> Dense {
+        Dense {
+            w: PackedMatrix::new(&l.w, l.n_in, l.n_out),
+            b: l.b,
+            n_out: l.n_out,
+        }
+    }
 }
 
 impl Dense {
@@ -100,17 +120,7 @@ impl Dense {
                 }
             }
         }
-        matmul(
-            &mut out,
-            rows,
-            self.n_out,
-            self.n_in,
-            MatRef::rows(x, self.n_in),
-            MatRef::rows(&self.w, self.n_out),
-            true,
-            1.0,
-            Threads::Pool,
-        );
+        matmul_packed(&mut out, rows, x, &self.w, Threads::Pool);
         out
     }
 }
@@ -166,10 +176,10 @@ impl Weights {
     }
 
     /// A PyTorch `Linear` (`weight` is `[out x in]`), transposed to `[in x out]`.
-    fn dense(&self, prefix: &str, n_in: usize, n_out: usize) -> Result<Dense, String> {
+    fn linear(&self, prefix: &str, n_in: usize, n_out: usize) -> Result<Linear, String> {
         let w = self.get(&format!("{prefix}.weight"), &[n_out, n_in])?;
         let b = self.get(&format!("{prefix}.bias"), &[n_out])?;
-        Ok(Dense {
+        Ok(Linear {
             w: transpose(&w, n_out, n_in),
             b,
             n_in,
@@ -197,7 +207,7 @@ fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 }
 
 /// Columns of several `[n_in x n_i]` dense layers side by side: one `[n_in x sum n_i]` layer.
-fn fuse_columns(parts: &[Dense]) -> Dense {
+fn fuse_columns(parts: &[Linear]) -> Linear {
     let n_in = parts[0].n_in;
     let n_out: usize = parts.iter().map(|p| p.n_out).sum();
     let mut w = Vec::with_capacity(n_in * n_out);
@@ -207,7 +217,7 @@ fn fuse_columns(parts: &[Dense]) -> Dense {
         }
     }
     let b = parts.iter().flat_map(|p| p.b.iter().copied()).collect();
-    Dense { w, b, n_in, n_out }
+    Linear { w, b, n_in, n_out }
 }
 
 impl BertEncoder {
@@ -221,15 +231,19 @@ impl BertEncoder {
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
-            let q = w.dense(&format!("{p}.attention.self.query"), h, h)?;
-            let k = w.dense(&format!("{p}.attention.self.key"), h, h)?;
-            let v = w.dense(&format!("{p}.attention.self.value"), h, h)?;
+            let q = w.linear(&format!("{p}.attention.self.query"), h, h)?;
+            let k = w.linear(&format!("{p}.attention.self.key"), h, h)?;
+            let v = w.linear(&format!("{p}.attention.self.value"), h, h)?;
             layers.push(Layer {
-                qkv: fuse_columns(&[q, k, v]),
-                attn_out: w.dense(&format!("{p}.attention.output.dense"), h, h)?,
+                qkv: fuse_columns(&[q, k, v]).into(),
+                attn_out: w
+                    .linear(&format!("{p}.attention.output.dense"), h, h)?
+                    .into(),
                 attn_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
-                intermediate: w.dense(&format!("{p}.intermediate.dense"), h, inter)?,
-                output: w.dense(&format!("{p}.output.dense"), inter, h)?,
+                intermediate: w
+                    .linear(&format!("{p}.intermediate.dense"), h, inter)?
+                    .into(),
+                output: w.linear(&format!("{p}.output.dense"), inter, h)?.into(),
                 output_norm: w.norm(&format!("{p}.output.LayerNorm"), h)?,
             });
         }
@@ -421,21 +435,18 @@ mod tests {
     fn transpose_and_fuse() {
         let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2x3
         assert_eq!(transpose(&m, 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
-        let a = Dense {
-            w: vec![1.0, 2.0, 3.0, 4.0],
-            b: vec![0.5, 0.5],
+        let linear = |w: Vec<f32>, b: Vec<f32>, n_out| Linear {
+            w,
+            b,
             n_in: 2,
-            n_out: 2,
+            n_out,
         };
-        let b = Dense {
-            w: vec![9.0, 8.0],
-            b: vec![-1.0],
-            n_in: 2,
-            n_out: 1,
-        };
+        let a = linear(vec![1.0, 2.0, 3.0, 4.0], vec![0.5, 0.5], 2);
+        let b = linear(vec![9.0, 8.0], vec![-1.0], 1);
         let f = fuse_columns(&[a, b]);
         assert_eq!(f.w, vec![1.0, 2.0, 9.0, 3.0, 4.0, 8.0]);
         assert_eq!(f.b, vec![0.5, 0.5, -1.0]);
+        let f = Dense::from(f);
         // x = [1, 1]: [1+3+0.5, 2+4+0.5, 9+8-1]
         assert_eq!(f.apply(&[1.0, 1.0], 1, None), vec![4.5, 6.5, 16.0]);
         assert_eq!(

@@ -7,8 +7,8 @@
 //!
 //! - [`MiniLmEmbedder`] (the default): all-MiniLM-L6-v2 run in-process, from a local directory
 //!   holding `model.safetensors`, `tokenizer.json` and `config.json`. Weights are read with
-//!   candle; the encoder itself (`bert`, over the `kernels` module's `gemm` products and
-//!   vectorised GELU/softmax/layer norm) packs a batch's tokens without padding.
+//!   candle; the encoder itself (`bert`, over the `kernels` module's packed f32 matrix products
+//!   and vectorised GELU/softmax/layer norm) packs a batch's tokens without padding.
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` server (bge-m3 behind TEI, ollama,
 //!   vLLM, OpenAI itself), configured by [`HttpConfig`], with retries and dimension checks.
 //! - [`HashEmbedder`]: deterministic feature hashing for unit tests only
