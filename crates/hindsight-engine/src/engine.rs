@@ -17,6 +17,7 @@ use hindsight_retrieval::{
 use serde::{Deserialize, Serialize};
 use tracing::{Instrument, debug, info};
 
+use crate::access::AccessLog;
 use crate::config::{RetrievalConfig, WriteConfig};
 use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
 use crate::consensus::{ConsensusConfig, LESSON_TAG};
@@ -180,6 +181,8 @@ pub struct Engine {
     pub(crate) consensus_config: ConsensusConfig,
     pub(crate) write: WriteConfig,
     retrieval: RetrievalConfig,
+    /// Set when searches record access in the background ([`EngineBuilder::defer_access`]).
+    access_log: Option<Arc<AccessLog>>,
     /// Serialises dedup-check + insert per namespace (no duplicate active memories under
     /// concurrent writers of this process).
     ns_locks: Mutex<HashMap<Namespace, Arc<tokio::sync::Mutex<()>>>>,
@@ -197,9 +200,18 @@ pub struct EngineBuilder {
     write: WriteConfig,
     retrieval: RetrievalConfig,
     query_cache: usize,
+    defer_access: bool,
 }
 
 impl EngineBuilder {
+    /// Searches hand their hits' access records to a background writer instead of writing them
+    /// before returning (for servers: concurrent searches then share a few writes instead of
+    /// queueing for the database's writer). Call [`Engine::flush_access`] before shutdown.
+    /// Off by default, so a library caller sees counts as soon as a search returns.
+    pub fn defer_access(mut self, defer: bool) -> Self {
+        self.defer_access = defer;
+        self
+    }
     pub fn judge(mut self, judge: Arc<dyn ConflictJudge>) -> Self {
         self.judge = judge;
         self
@@ -246,6 +258,9 @@ impl EngineBuilder {
         // Concurrent searches and writes share forward passes (a lone call runs at once).
         let embedder: Arc<dyn Embedder> =
             Arc::new(CoalescingEmbedder::new(self.embedder, COALESCE_MAX_TEXTS));
+        let access_log = self
+            .defer_access
+            .then(|| AccessLog::new(self.store.clone()));
         Ok(Engine {
             query_embedder: Arc::new(CachedEmbedder::new(embedder.clone(), self.query_cache)),
             store: self.store,
@@ -256,14 +271,39 @@ impl EngineBuilder {
             consensus_config: self.consensus_config,
             write: self.write,
             retrieval: self.retrieval,
+            access_log,
             ns_locks: Mutex::new(HashMap::new()),
         })
     }
 }
 
 /// A spawned task that is aborted when its handle is dropped, so a search that fails early or is
-/// cancelled does not leave its keyword path running detached.
+/// cancelled does not leave its keyword or structured path running detached.
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+/// Runs one retrieval path as its own task (in the caller's span), timing it.
+fn spawn_path(
+    path: impl Future<Output = Result<PathHits>> + Send + 'static,
+) -> AbortOnDrop<(Result<PathHits>, Duration)> {
+    AbortOnDrop(tokio::spawn(
+        async move {
+            let t = Instant::now();
+            let hits = path.await;
+            (hits, t.elapsed())
+        }
+        .in_current_span(),
+    ))
+}
+
+impl AbortOnDrop<(Result<PathHits>, Duration)> {
+    /// The path's hits and how long it took.
+    async fn join(mut self, name: &str) -> Result<(PathHits, Duration)> {
+        let (hits, took) = (&mut self.0)
+            .await
+            .map_err(|e| Error::backend(format!("{name} search task failed: {e}")))?;
+        Ok((hits?, took))
+    }
+}
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
@@ -332,11 +372,20 @@ impl Engine {
             write: WriteConfig::default(),
             retrieval: RetrievalConfig::default(),
             query_cache: 4096,
+            defer_access: false,
         }
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// Waits until every access record handed to the background writer is written (a no-op
+    /// unless [`EngineBuilder::defer_access`] is on). Servers call it before flushing the store.
+    pub async fn flush_access(&self) {
+        if let Some(log) = &self.access_log {
+            log.flush().await;
+        }
     }
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
@@ -684,8 +733,9 @@ impl Engine {
         let embedding = config
             .vector
             .then(|| self.start_query_embedding(&req.query));
-        // The keyword path runs as its own task, so on a multi-threaded runtime it uses the
-        // other core while this one runs the structured path and the vector search.
+        // The keyword and structured paths run as their own tasks, so on a multi-threaded
+        // runtime they use the other core while this one waits for the embedding and runs the
+        // vector search.
         let keyword = config.keyword.then(|| {
             let (store, ns, query, filter) = (
                 self.store.clone(),
@@ -693,23 +743,17 @@ impl Engine {
                 req.query.clone(),
                 req.filter.clone(),
             );
-            AbortOnDrop(tokio::spawn(
-                async move {
-                    let t = Instant::now();
-                    let hits = store.keyword_search(&ns, &query, depth, &filter).await;
-                    (hits, t.elapsed())
-                }
-                .in_current_span(),
-            ))
+            spawn_path(async move { store.keyword_search(&ns, &query, depth, &filter).await })
         });
-        if config.structured && !understanding.structured.is_empty() {
-            let t = Instant::now();
-            lists[2] = self
-                .store
-                .structured_search(ns, &understanding.structured, depth, &req.filter)
-                .await?;
-            timings.structured = t.elapsed();
-        }
+        let structured = (config.structured && !understanding.structured.is_empty()).then(|| {
+            let (store, ns, query, filter) = (
+                self.store.clone(),
+                ns.clone(),
+                understanding.structured.clone(),
+                req.filter.clone(),
+            );
+            spawn_path(async move { store.structured_search(&ns, &query, depth, &filter).await })
+        });
         if let Some(embedding) = embedding {
             let t = Instant::now();
             let (q, took, cached) = embedding.finish_timed().await;
@@ -723,12 +767,11 @@ impl Engine {
             lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
             timings.vector = t.elapsed();
         }
-        if let Some(mut task) = keyword {
-            let (hits, took) = (&mut task.0)
-                .await
-                .map_err(|e| Error::backend(format!("keyword search task failed: {e}")))?;
-            lists[1] = hits?;
-            timings.keyword = took;
+        if let Some(task) = keyword {
+            (lists[1], timings.keyword) = task.join("keyword").await?;
+        }
+        if let Some(task) = structured {
+            (lists[2], timings.structured) = task.join("structured").await?;
         }
         let t = Instant::now();
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
@@ -860,9 +903,14 @@ impl Engine {
         if req.record_access && !hits.is_empty() {
             let t = Instant::now();
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
-            self.store
-                .record_access(&req.namespace, &ids, cands.now)
-                .await?;
+            match &self.access_log {
+                Some(log) => log.record(&req.namespace, ids, cands.now),
+                None => {
+                    self.store
+                        .record_access(&req.namespace, &ids, cands.now)
+                        .await?
+                }
+            }
             timings.access = t.elapsed();
         }
         timings.total = started.elapsed();

@@ -21,6 +21,7 @@
 //! - [`RuleJudge`] is the default conflict judge (EN + ZH cues); [`InProcessWorkingMemory`] the
 //!   default working memory.
 
+mod access;
 mod config;
 mod conflict;
 mod consensus;

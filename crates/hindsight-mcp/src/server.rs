@@ -130,6 +130,7 @@ impl ServerState {
                 "shutdown: calls still running after the drain timeout"
             );
         }
+        self.engine.flush_access().await;
         self.store().flush().await?;
         info!("shutdown: store flushed");
         Ok(left)

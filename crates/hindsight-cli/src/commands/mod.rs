@@ -18,7 +18,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use hindsight_embed::{Embedder, EmbedderSpec, default_home, ensure_model, load_embedder};
-use hindsight_engine::Engine;
+use hindsight_engine::{Engine, EngineBuilder};
 
 use crate::backend::{BackendUrl, open_store};
 use crate::{Cli, Command};
@@ -77,10 +77,15 @@ pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
 
 /// Embedder + store + engine for the commands that work on a store.
 pub async fn engine(cli: &Cli) -> Result<Engine> {
+    Ok(engine_builder(cli).await?.build()?)
+}
+
+/// The engine over the configured store and embedder, before options are set.
+pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
     let embedder = embedder(cli)?;
     let url = backend_url(cli)?;
     let store = open_store(&url, embedder.space()).await?;
-    Ok(Engine::builder(store, embedder).build()?)
+    Ok(Engine::builder(store, embedder))
 }
 
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {

@@ -108,7 +108,13 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     };
     let stdio_access = Access::namespaces(args.namespace.clone()).context("--namespace")?;
     let reflector = reflector(args)?;
-    let engine = Arc::new(super::engine(cli).await?);
+    // Searches record access in the background: concurrent searches share a few writes.
+    let engine = Arc::new(
+        super::engine_builder(cli)
+            .await?
+            .defer_access(true)
+            .build()?,
+    );
     let working = crate::backend::open_working_memory(cli.working_memory.as_deref()).await?;
     let state = Arc::new(ServerState::new(
         engine,

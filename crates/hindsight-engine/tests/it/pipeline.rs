@@ -484,3 +484,75 @@ mod state_transitions {
         }
     }
 }
+
+/// With deferred access recording (the server's mode), concurrent searches return before their
+/// accesses are written, and after `flush_access` every access is counted exactly once, with
+/// no lost increments, also for ids that several searches returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_access_counts_every_search_after_flush() {
+    let emb = Arc::new(FixedEmbedder::default());
+    let store = Arc::new(SqliteStore::open_in_memory(emb.space()).await.unwrap());
+    let engine = Arc::new(
+        Engine::builder(store, emb.clone())
+            .defer_access(true)
+            .build()
+            .unwrap(),
+    );
+    let texts = [
+        "The user prefers express shipping",
+        "Refunds need a manager's approval",
+        "The warehouse closes at six",
+    ];
+    let mut ids = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        emb.set(t, &at_cos(1.0 - 0.2 * i as f32));
+        ids.push(engine.store_memory(mem(t), now()).await.unwrap().id);
+    }
+    emb.set("shipping preference", &e0());
+    // Storing can count as access too (a near match is refreshed): start from these counts.
+    let mut before = Vec::new();
+    for id in &ids {
+        before.push(
+            engine
+                .store()
+                .get(&ns(), id)
+                .await
+                .unwrap()
+                .unwrap()
+                .access_count,
+        );
+    }
+    let searches = 40;
+    let mut tasks = Vec::new();
+    for _ in 0..searches {
+        let e = engine.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut r = req("shipping preference");
+            r.record_access = true;
+            let hits = e.search(&r).await.unwrap().hits;
+            hits.into_iter().map(|h| h.memory.id).collect::<Vec<_>>()
+        }));
+    }
+    let mut returned: HashMap<MemoryId, u64> = HashMap::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            *returned.entry(id).or_default() += 1;
+        }
+    }
+    assert!(
+        returned.len() >= 2,
+        "most memories are returned: {returned:?}"
+    );
+    engine.flush_access().await;
+    for (id, before) in ids.iter().zip(before) {
+        let m = engine.store().get(&ns(), id).await.unwrap().unwrap();
+        let want = returned.get(id).copied().unwrap_or(0);
+        assert_eq!(m.access_count - before, want, "memory {id}");
+    }
+    assert_eq!(
+        returned[&ids[0]], searches,
+        "the best match is in every result"
+    );
+    // A second flush with nothing pending returns at once.
+    engine.flush_access().await;
+}
