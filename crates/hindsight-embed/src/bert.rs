@@ -16,8 +16,9 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::kernels::{
-    MatRef, PackedMatrix, Threads, gelu, layer_norm, matmul, matmul_packed, softmax,
+    MatRef, PackedBf16, PackedMatrix, Threads, gelu, layer_norm, matmul, matmul_packed, softmax,
 };
+use crate::minilm::Precision;
 
 /// The `config.json` fields the encoder needs (Hugging Face BERT names).
 #[derive(Clone, Debug, Deserialize)]
@@ -87,9 +88,10 @@ struct Linear {
     n_out: usize,
 }
 
-/// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`].
+/// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`] in f32 and in bf16.
 struct Dense {
     w: PackedMatrix,
+    bf: PackedBf16,
     b: Vec<f32>,
     n_out: usize,
 }
@@ -98,6 +100,7 @@ impl From<Linear> for Dense {
     fn from(l: Linear) -> Dense {
         Dense {
             w: PackedMatrix::new(&l.w, l.n_in, l.n_out),
+            bf: PackedBf16::new(&l.w, l.n_in, l.n_out),
             b: l.b,
             n_out: l.n_out,
         }
@@ -106,7 +109,13 @@ impl From<Linear> for Dense {
 
 impl Dense {
     /// `x · w + b (+ residual)` for `rows` input rows.
-    fn apply(&self, x: &[f32], rows: usize, residual: Option<&[f32]>) -> Vec<f32> {
+    fn apply(
+        &self,
+        x: &[f32],
+        rows: usize,
+        residual: Option<&[f32]>,
+        precision: Precision,
+    ) -> Vec<f32> {
         let mut out = Vec::with_capacity(rows * self.n_out);
         match residual {
             Some(res) => {
@@ -120,7 +129,10 @@ impl Dense {
                 }
             }
         }
-        matmul_packed(&mut out, rows, x, &self.w, Threads::Pool);
+        match precision {
+            Precision::F32 => matmul_packed(&mut out, rows, x, &self.w, Threads::Pool),
+            Precision::Bf16 => matmul_packed(&mut out, rows, x, &self.bf, Threads::Pool),
+        }
         out
     }
 }
@@ -273,7 +285,7 @@ impl BertEncoder {
     }
 
     /// Mean-pooled, L2-normalised sentence vectors of tokenised texts (with special tokens).
-    pub fn embed(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn embed(&self, seqs: &[&[u32]], precision: Precision) -> Result<Vec<Vec<f32>>, String> {
         let h = self.hidden;
         // (first row, length) of each text in the packed matrix.
         let mut spans = Vec::with_capacity(seqs.len());
@@ -321,15 +333,15 @@ impl BertEncoder {
             });
 
         for layer in &self.layers {
-            let qkv = layer.qkv.apply(&x, rows, None);
+            let qkv = layer.qkv.apply(&x, rows, None, precision);
             let context = self.attention(&qkv, &spans, rows);
-            let mut x1 = layer.attn_out.apply(&context, rows, Some(&x));
+            let mut x1 = layer.attn_out.apply(&context, rows, Some(&x), precision);
             self.normalize_rows(&mut x1, &layer.attn_norm);
-            let mut inner = layer.intermediate.apply(&x1, rows, None);
+            let mut inner = layer.intermediate.apply(&x1, rows, None, precision);
             inner
                 .par_chunks_mut(layer.intermediate.n_out * 16)
                 .for_each(gelu);
-            let mut x2 = layer.output.apply(&inner, rows, Some(&x1));
+            let mut x2 = layer.output.apply(&inner, rows, Some(&x1), precision);
             self.normalize_rows(&mut x2, &layer.output_norm);
             x = x2;
         }
@@ -448,9 +460,12 @@ mod tests {
         assert_eq!(f.b, vec![0.5, 0.5, -1.0]);
         let f = Dense::from(f);
         // x = [1, 1]: [1+3+0.5, 2+4+0.5, 9+8-1]
-        assert_eq!(f.apply(&[1.0, 1.0], 1, None), vec![4.5, 6.5, 16.0]);
+        for p in [Precision::F32, Precision::Bf16] {
+            // Every value here is exact in bf16.
+            assert_eq!(f.apply(&[1.0, 1.0], 1, None, p), vec![4.5, 6.5, 16.0]);
+        }
         assert_eq!(
-            f.apply(&[1.0, 1.0], 1, Some(&[1.0, 1.0, 1.0])),
+            f.apply(&[1.0, 1.0], 1, Some(&[1.0, 1.0, 1.0]), Precision::F32),
             vec![5.5, 7.5, 17.0]
         );
     }

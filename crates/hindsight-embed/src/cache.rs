@@ -103,6 +103,9 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
     fn is_test_only(&self) -> bool {
         self.inner.is_test_only()
     }
+    fn variant(&self) -> Option<String> {
+        self.inner.variant()
+    }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let Some(cache) = &self.cache else {

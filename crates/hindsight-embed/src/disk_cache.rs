@@ -54,12 +54,20 @@ fn sanitize(model: &str) -> String {
 }
 
 impl<E: Embedder> DiskCachedEmbedder<E> {
-    /// Opens (or creates) the cache for `inner`'s space under `dir`.
+    /// Opens (or creates) the cache for `inner`'s space (and [`Embedder::variant`]) under `dir`.
     pub fn open(inner: E, dir: &Path) -> Result<Self, EmbedError> {
         let space = inner.space();
         fs::create_dir_all(dir)
             .map_err(|e| EmbedError::io(format!("creating {}", dir.display()), e))?;
-        let path = dir.join(format!("{}-{}.vecs", sanitize(&space.model), space.dim));
+        // Vectors of a variant (e.g. bf16 arithmetic) get their own file.
+        let variant = inner
+            .variant()
+            .map_or(String::new(), |v| format!("-{}", sanitize(&v)));
+        let path = dir.join(format!(
+            "{}-{}{variant}.vecs",
+            sanitize(&space.model),
+            space.dim
+        ));
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -119,6 +127,9 @@ impl<E: Embedder> Embedder for DiskCachedEmbedder<E> {
 
     fn is_test_only(&self) -> bool {
         self.inner.is_test_only()
+    }
+    fn variant(&self) -> Option<String> {
+        self.inner.variant()
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -27,6 +27,13 @@ pub trait Embedder: Send + Sync + fmt::Debug {
         false
     }
 
+    /// A tag for arithmetic that gives slightly different vectors in the same space (`bf16` for
+    /// MiniLM's bfloat16 query path). Caches keyed by text keep tagged vectors apart; stores do
+    /// not care (the vectors are interchangeable for search).
+    fn variant(&self) -> Option<String> {
+        None
+    }
+
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed(&[text])?;
@@ -51,6 +58,9 @@ impl<E: Embedder + ?Sized> Embedder for Arc<E> {
     fn is_test_only(&self) -> bool {
         (**self).is_test_only()
     }
+    fn variant(&self) -> Option<String> {
+        (**self).variant()
+    }
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         (**self).embed_one(text)
     }
@@ -65,6 +75,9 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
     }
     fn is_test_only(&self) -> bool {
         (**self).is_test_only()
+    }
+    fn variant(&self) -> Option<String> {
+        (**self).variant()
     }
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         (**self).embed_one(text)

@@ -137,9 +137,58 @@ const BLOCK: usize = 6;
 const SMALL_ROWS: usize = 64;
 const ROWS_PER_TASK: usize = 8 * BLOCK;
 
-/// A `[k x n]` weight matrix repacked for [`matmul_packed`]: column panels of `PANEL` columns,
-/// each stored `[k x PANEL]` contiguously and zero-padded past `n`, so the inner loop reads one
-/// panel row per step and keeps a `BLOCK x PANEL` tile of outputs in registers.
+/// Weights packed in column panels of `PANEL` for [`matmul_packed`], in f32 ([`PackedMatrix`]) or
+/// bfloat16 ([`PackedBf16`]). A panel is `steps x PANEL` "cells"; a step covers `STEP` input
+/// columns (one value in f32, a pair in bf16, the unit `vdpbf16ps` multiplies).
+pub(crate) trait Panels: Sync {
+    /// One step of one input row as the kernel reads it.
+    type X: Copy + Default + Send + Sync;
+    /// A weight cell.
+    type W: Sync;
+    /// Input columns per step.
+    const STEP: usize;
+    fn k(&self) -> usize;
+    fn n(&self) -> usize;
+    fn panel(&self, p: usize) -> &[Self::W];
+    /// `STEP` input values (zero-padded at the end of a row) as one step.
+    fn step(values: &[f32]) -> Self::X;
+    /// `tile[..rows] = xt · panel` for one block of rows given transposed (`[steps x rows]`).
+    fn block(xt: &[Self::X], rows: usize, panel: &[Self::W], tile: &mut [[f32; PANEL]; BLOCK]);
+
+    fn steps(&self) -> usize {
+        self.k().div_ceil(Self::STEP)
+    }
+    fn panels(&self) -> usize {
+        self.n().div_ceil(PANEL)
+    }
+}
+
+/// Packs row-major `[k x n]` `w` into panels of `steps x PANEL x step` cells, zero-padded, with
+/// `cell(value)` converting each value.
+fn pack_panels<W: Copy + Default>(
+    w: &[f32],
+    k: usize,
+    n: usize,
+    step: usize,
+    cell: impl Fn(f32) -> W,
+) -> Vec<W> {
+    assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
+    let (panels, steps) = (n.div_ceil(PANEL), k.div_ceil(step));
+    let mut data = vec![W::default(); panels * steps * PANEL * step];
+    for p in 0..panels {
+        for c in 0..(n - p * PANEL).min(PANEL) {
+            for row in 0..k {
+                let (s, j) = (row / step, row % step);
+                data[((p * steps + s) * PANEL + c) * step + j] = cell(w[row * n + p * PANEL + c]);
+            }
+        }
+    }
+    data
+}
+
+/// A `[k x n]` f32 weight matrix repacked for [`matmul_packed`]: each panel is `[k x PANEL]`
+/// contiguous, so the inner loop reads one panel row per step and keeps a `BLOCK x PANEL` tile of
+/// outputs in registers.
 pub(crate) struct PackedMatrix {
     data: Vec<f32>,
     k: usize,
@@ -149,39 +198,106 @@ pub(crate) struct PackedMatrix {
 impl PackedMatrix {
     /// Packs a row-major `[k x n]` matrix. Panics unless `w` holds exactly `k * n` values.
     pub fn new(w: &[f32], k: usize, n: usize) -> PackedMatrix {
-        assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
-        let panels = n.div_ceil(PANEL);
-        let mut data = vec![0.0f32; panels * k * PANEL];
-        for p in 0..panels {
-            let (first, cols) = (p * PANEL, (n - p * PANEL).min(PANEL));
-            for row in 0..k {
-                let at = (p * k + row) * PANEL;
-                data[at..at + cols].copy_from_slice(&w[row * n + first..row * n + first + cols]);
-            }
+        PackedMatrix {
+            data: pack_panels(w, k, n, 1, |v| v),
+            k,
+            n,
         }
-        PackedMatrix { data, k, n }
     }
+}
 
-    fn panels(&self) -> usize {
-        self.n.div_ceil(PANEL)
+impl Panels for PackedMatrix {
+    type X = f32;
+    type W = f32;
+    const STEP: usize = 1;
+    fn k(&self) -> usize {
+        self.k
     }
-
+    fn n(&self) -> usize {
+        self.n
+    }
     fn panel(&self, p: usize) -> &[f32] {
         &self.data[p * self.k * PANEL..(p + 1) * self.k * PANEL]
+    }
+    fn step(values: &[f32]) -> f32 {
+        values[0]
+    }
+    fn block(xt: &[f32], rows: usize, panel: &[f32], tile: &mut [[f32; PANEL]; BLOCK]) {
+        panel_block(xt, rows, panel, tile);
+    }
+}
+
+/// `v` rounded to bfloat16 (to nearest, ties to even), as its bit pattern.
+pub(crate) fn bf16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    if v.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
+/// A `[k x n]` weight matrix in bfloat16 for [`matmul_packed`]: half the bytes of
+/// [`PackedMatrix`]. Each panel row holds a pair of input rows interleaved per column (`w[2s][c],
+/// w[2s+1][c]`), the layout AVX-512 BF16's `vdpbf16ps` multiplies by a broadcast pair of inputs,
+/// which are rounded to bf16 too; sums stay f32.
+pub(crate) struct PackedBf16 {
+    data: Vec<u16>,
+    k: usize,
+    n: usize,
+}
+
+impl PackedBf16 {
+    /// Packs a row-major `[k x n]` matrix. Panics unless `w` holds exactly `k * n` values.
+    pub fn new(w: &[f32], k: usize, n: usize) -> PackedBf16 {
+        PackedBf16 {
+            data: pack_panels(w, k, n, 2, bf16_bits),
+            k,
+            n,
+        }
+    }
+}
+
+impl Panels for PackedBf16 {
+    /// A pair of bf16 inputs: the first in the low half.
+    type X = u32;
+    type W = u16;
+    const STEP: usize = 2;
+    fn k(&self) -> usize {
+        self.k
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn panel(&self, p: usize) -> &[u16] {
+        let len = self.steps() * PANEL * 2;
+        &self.data[p * len..(p + 1) * len]
+    }
+    fn step(values: &[f32]) -> u32 {
+        let hi = values.get(1).map_or(0, |&v| bf16_bits(v));
+        u32::from(bf16_bits(values[0])) | u32::from(hi) << 16
+    }
+    fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512bf16") {
+            // SAFETY: the CPU supports AVX-512 BF16 (and with it AVX-512F).
+            return unsafe { bf16_block_avx512(xt, rows, panel, tile) };
+        }
+        bf16_block(xt, rows, panel, tile);
     }
 }
 
 /// `dst[m x n] += x[m x k] · w` (row-major), on the rayon pool or the calling thread.
 ///
 /// Panics if `x` or `dst` is shorter than the shapes say (a programming error).
-pub(crate) fn matmul_packed(
+pub(crate) fn matmul_packed<P: Panels>(
     dst: &mut [f32],
     m: usize,
     x: &[f32],
-    w: &PackedMatrix,
+    w: &P,
     threads: Threads,
 ) {
-    let (k, n) = (w.k, w.n);
+    let (k, n) = (w.k(), w.n());
     assert!(dst.len() >= m * n, "dst holds {} < {m}x{n}", dst.len());
     assert!(x.len() >= m * k, "x holds {} < {m}x{k}", x.len());
     if m == 0 || n == 0 || k == 0 {
@@ -190,19 +306,19 @@ pub(crate) fn matmul_packed(
     let (dst, x) = (&mut dst[..m * n], &x[..m * k]);
     match threads {
         Threads::Caller => {
-            let xt = transpose_blocks(x, k);
+            let xt = transpose_blocks::<P>(x, k);
             for p in 0..w.panels() {
-                rows_times_panel(dst, n, &xt, k, w.panel(p), p * PANEL);
+                rows_times_panel::<P>(dst, n, &xt, w.steps(), w.panel(p), p * PANEL);
             }
         }
         Threads::Pool if m <= SMALL_ROWS => {
             // Few rows: one task per column panel, each into its own `[m x PANEL]` tile.
-            let xt = transpose_blocks(x, k);
+            let xt = transpose_blocks::<P>(x, k);
             let tiles: Vec<Vec<f32>> = (0..w.panels())
                 .into_par_iter()
                 .map(|p| {
                     let mut tile = vec![0.0f32; m * PANEL];
-                    rows_times_panel(&mut tile, PANEL, &xt, k, w.panel(p), 0);
+                    rows_times_panel::<P>(&mut tile, PANEL, &xt, w.steps(), w.panel(p), 0);
                     tile
                 })
                 .collect();
@@ -219,23 +335,25 @@ pub(crate) fn matmul_packed(
             .par_chunks_mut(ROWS_PER_TASK * n)
             .zip(x.par_chunks(ROWS_PER_TASK * k))
             .for_each(|(dst, x)| {
-                let xt = transpose_blocks(x, k);
+                let xt = transpose_blocks::<P>(x, k);
                 for p in 0..w.panels() {
-                    rows_times_panel(dst, n, &xt, k, w.panel(p), p * PANEL);
+                    rows_times_panel::<P>(dst, n, &xt, w.steps(), w.panel(p), p * PANEL);
                 }
             }),
     }
 }
 
-/// The rows of `x` (`k` columns) in blocks of `BLOCK`, each block transposed to `[k x rows]`, so
-/// one step of the register block reads its rows' values side by side.
-fn transpose_blocks(x: &[f32], k: usize) -> Vec<f32> {
-    let mut xt = vec![0.0f32; x.len()];
-    for (block, out) in x.chunks(BLOCK * k).zip(xt.chunks_mut(BLOCK * k)) {
+/// The rows of `x` (`k` columns) in blocks of `BLOCK`, each block transposed to `[steps x rows]`,
+/// so one step of the register block reads its rows' values side by side.
+fn transpose_blocks<P: Panels>(x: &[f32], k: usize) -> Vec<P::X> {
+    let steps = k.div_ceil(P::STEP);
+    let m = x.len() / k;
+    let mut xt = vec![P::X::default(); m * steps];
+    for (block, out) in x.chunks(BLOCK * k).zip(xt.chunks_mut(BLOCK * steps)) {
         let rows = block.len() / k;
         for (r, row) in block.chunks_exact(k).enumerate() {
-            for (i, v) in row.iter().enumerate() {
-                out[i * rows + r] = *v;
+            for (s, values) in row.chunks(P::STEP).enumerate() {
+                out[s * rows + r] = P::step(values);
             }
         }
     }
@@ -244,19 +362,19 @@ fn transpose_blocks(x: &[f32], k: usize) -> Vec<f32> {
 
 /// Adds `x · panel` to columns `first..` of `dst` (row stride `stride`) for every row of `x`,
 /// given as [`transpose_blocks`] returns it.
-fn rows_times_panel(
+fn rows_times_panel<P: Panels>(
     dst: &mut [f32],
     stride: usize,
-    xt: &[f32],
-    k: usize,
-    panel: &[f32],
+    xt: &[P::X],
+    steps: usize,
+    panel: &[P::W],
     first: usize,
 ) {
     let cols = (stride - first).min(PANEL);
     let mut tile = [[0.0f32; PANEL]; BLOCK];
-    for (block, rows_dst) in xt.chunks(BLOCK * k).zip(dst.chunks_mut(BLOCK * stride)) {
-        let rows = block.len() / k;
-        panel_block(block, rows, panel, &mut tile);
+    for (block, rows_dst) in xt.chunks(BLOCK * steps).zip(dst.chunks_mut(BLOCK * stride)) {
+        let rows = block.len() / steps;
+        P::block(block, rows, panel, &mut tile);
         for (out, t) in rows_dst.chunks_mut(stride).zip(&tile[..rows]) {
             for (o, v) in out[first..first + cols].iter_mut().zip(&t[..cols]) {
                 *o += v;
@@ -291,6 +409,80 @@ fn block_rows<const R: usize>(xt: &[f32], panel: &[f32], tile: &mut [[f32; PANEL
         }
     }
     tile[..R].copy_from_slice(&acc);
+}
+
+/// The portable bf16 block: widens each bf16 to f32 (exact) and accumulates in f32 like
+/// `vdpbf16ps` (which may differ in the last bit: it adds each pair's products first).
+#[inline(always)]
+fn bf16_block_generic(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+    fn rows_of<const R: usize>(xt: &[u32], panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+        let widen = |b: u16| f32::from_bits(u32::from(b) << 16);
+        let mut acc = [[0.0f32; PANEL]; R];
+        let (xs, _) = xt.as_chunks::<R>();
+        let (ws, _) = panel.as_chunks::<{ 2 * PANEL }>();
+        for (x, w) in xs.iter().zip(ws) {
+            for r in 0..R {
+                let (x0, x1) = (
+                    f32::from_bits(x[r] << 16),
+                    f32::from_bits(x[r] & 0xffff_0000),
+                );
+                for c in 0..PANEL {
+                    acc[r][c] =
+                        x1.mul_add(widen(w[2 * c + 1]), x0.mul_add(widen(w[2 * c]), acc[r][c]));
+                }
+            }
+        }
+        tile[..R].copy_from_slice(&acc);
+    }
+    match rows {
+        1 => rows_of::<1>(xt, panel, tile),
+        2 => rows_of::<2>(xt, panel, tile),
+        3 => rows_of::<3>(xt, panel, tile),
+        4 => rows_of::<4>(xt, panel, tile),
+        5 => rows_of::<5>(xt, panel, tile),
+        _ => rows_of::<BLOCK>(xt, panel, tile),
+    }
+}
+
+/// The bf16 block on AVX-512 BF16: per step, four panel vectors (64 columns x a pair of inputs)
+/// times each row's broadcast input pair, `vdpbf16ps` into `rows x 4` f32 accumulators.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+fn bf16_block_avx512(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+    #[target_feature(enable = "avx512f,avx512bf16")]
+    fn rows_of<const R: usize>(xt: &[u32], panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+        use std::arch::x86_64::{__m512bh, _mm512_dpbf16_ps, _mm512_set1_epi32, _mm512_setzero_ps};
+        // SAFETY (all transmutes below): `__m512i`, `__m512bh` and `[u16; 32]` are 64 plain bytes
+        // with every bit pattern valid.
+        let as_bh = |v: [u16; 32]| -> __m512bh { unsafe { std::mem::transmute(v) } };
+        let mut acc = [[_mm512_setzero_ps(); 4]; R];
+        let (xs, _) = xt.as_chunks::<R>();
+        let (ws, _) = panel.as_chunks::<32>();
+        for (x, w) in xs.iter().zip(ws.chunks_exact(4)) {
+            let w = [as_bh(w[0]), as_bh(w[1]), as_bh(w[2]), as_bh(w[3])];
+            for r in 0..R {
+                let pair: __m512bh = unsafe { std::mem::transmute(_mm512_set1_epi32(x[r] as i32)) };
+                for v in 0..4 {
+                    acc[r][v] = _mm512_dpbf16_ps(acc[r][v], pair, w[v]);
+                }
+            }
+        }
+        for r in 0..R {
+            for v in 0..4 {
+                // SAFETY: `__m512` is 16 plain f32s.
+                let lanes: [f32; 16] = unsafe { std::mem::transmute(acc[r][v]) };
+                tile[r][v * 16..(v + 1) * 16].copy_from_slice(&lanes);
+            }
+        }
+    }
+    match rows {
+        1 => rows_of::<1>(xt, panel, tile),
+        2 => rows_of::<2>(xt, panel, tile),
+        3 => rows_of::<3>(xt, panel, tile),
+        4 => rows_of::<4>(xt, panel, tile),
+        5 => rows_of::<5>(xt, panel, tile),
+        _ => rows_of::<BLOCK>(xt, panel, tile),
+    }
 }
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
@@ -398,6 +590,10 @@ macro_rules! dispatch {
     };
 }
 
+dispatch!(
+    /// The portable bf16 register block (CPUs without AVX-512 BF16).
+    bf16_block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) => bf16_block_generic
+);
 dispatch!(
     /// One register block of [`matmul_packed`]: `tile[..rows] = xt · panel`.
     panel_block(xt: &[f32], rows: usize, panel: &[f32], tile: &mut [[f32; PANEL]; BLOCK]) => panel_block_generic
@@ -572,6 +768,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The bf16 product equals the exact product of the bf16-rounded operands (f32 sums), on
+    /// every path, with odd `k` (a half-empty last pair) and partial panels; and the portable
+    /// block agrees with whichever block this CPU runs.
+    #[test]
+    fn bf16_product_equals_product_of_rounded_operands() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let round = |v: f32| f32::from_bits(u32::from(bf16_bits(v)) << 16);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (1, 384, 1152),
+            (5, 7, 65),
+            (13, 95, 130),
+            (SMALL_ROWS + 1, 33, 127),
+        ] {
+            let x: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let packed = PackedBf16::new(&w, k, n);
+            for threads in [Threads::Caller, Threads::Pool] {
+                let mut dst = vec![0.25f32; m * n];
+                matmul_packed(&mut dst, m, &x, &packed, threads);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want = 0.25
+                            + (0..k)
+                                .map(|t| {
+                                    f64::from(round(x[i * k + t])) * f64::from(round(w[t * n + j]))
+                                })
+                                .sum::<f64>();
+                        let got = f64::from(dst[i * n + j]);
+                        assert!(
+                            (got - want).abs() < 1e-5 * (1.0 + k as f64).sqrt(),
+                            "{m}x{k}x{n} {threads:?} at ({i}, {j}): {got} vs {want}"
+                        );
+                    }
+                }
+            }
+            let xt = transpose_blocks::<PackedBf16>(&x[..k * m.min(BLOCK)], k);
+            let rows = m.min(BLOCK);
+            let (mut fast, mut portable) = ([[0.0f32; PANEL]; BLOCK], [[0.0f32; PANEL]; BLOCK]);
+            PackedBf16::block(&xt, rows, packed.panel(0), &mut fast);
+            bf16_block(&xt, rows, packed.panel(0), &mut portable);
+            for (a, b) in fast[..rows]
+                .iter()
+                .flatten()
+                .zip(portable[..rows].iter().flatten())
+            {
+                assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+            }
+        }
+        assert_eq!(bf16_bits(1.0), 0x3f80);
+        assert_eq!(
+            bf16_bits(f32::from_bits(0x3f80_8000)),
+            0x3f80,
+            "ties to even"
+        );
+        assert_eq!(
+            bf16_bits(f32::from_bits(0x3f81_8000)),
+            0x3f82,
+            "ties to even"
+        );
+        assert!(f32::from_bits(u32::from(bf16_bits(f32::NAN)) << 16).is_nan());
     }
 
     #[test]

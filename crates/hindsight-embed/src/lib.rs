@@ -49,5 +49,5 @@ pub use fetch::{
 };
 pub use hash::HashEmbedder;
 pub use http::{HttpConfig, HttpEmbedder};
-pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions};
-pub use spec::{EmbedderSpec, load_embedder};
+pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision};
+pub use spec::{EmbedderSpec, Embedders, load_embedder, load_embedders};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{
-    EmbedError, Embedder, HashEmbedder, HttpConfig, HttpEmbedder, MiniLmEmbedder, default_home,
-    model_dir,
+    EmbedError, Embedder, HashEmbedder, HttpConfig, HttpEmbedder, MiniLmEmbedder, Precision,
+    default_home, model_dir,
 };
 
 /// Which embedder to build.
@@ -148,6 +148,34 @@ impl fmt::Display for EmbedderSpec {
 /// Builds the embedder a spec names. `minilm` without a directory loads from
 /// [`model_dir`]`(`[`default_home`]`())` and fails with [`EmbedError::ModelMissing`] when the
 /// model was not fetched (call [`crate::ensure_model`] first to fetch it).
+/// The document embedder and, when queries use other arithmetic, the query embedder: two
+/// handles on one model.
+#[derive(Clone, Debug)]
+pub struct Embedders {
+    pub docs: Arc<dyn Embedder>,
+    /// `None`: queries use `docs`.
+    pub queries: Option<Arc<dyn Embedder>>,
+}
+
+/// The embedder for `spec` (documents) and, for MiniLM with `queries` other than f32, a second
+/// handle on the same weights for queries ([`MiniLmEmbedder::with_precision`]).
+pub fn load_embedders(spec: &EmbedderSpec, queries: Precision) -> Result<Embedders, EmbedError> {
+    if let EmbedderSpec::MiniLm { dir } = spec {
+        let dir = dir.clone().unwrap_or_else(|| model_dir(&default_home()));
+        let docs = MiniLmEmbedder::load(dir)?;
+        let q: Option<Arc<dyn Embedder>> =
+            (queries != Precision::F32).then(|| Arc::new(docs.with_precision(queries)) as _);
+        return Ok(Embedders {
+            docs: Arc::new(docs),
+            queries: q,
+        });
+    }
+    Ok(Embedders {
+        docs: load_embedder(spec)?,
+        queries: None,
+    })
+}
+
 pub fn load_embedder(spec: &EmbedderSpec) -> Result<Arc<dyn Embedder>, EmbedError> {
     Ok(match spec {
         EmbedderSpec::MiniLm { dir } => {

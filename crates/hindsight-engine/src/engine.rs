@@ -201,9 +201,16 @@ pub struct EngineBuilder {
     retrieval: RetrievalConfig,
     query_cache: usize,
     defer_access: bool,
+    query_embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl EngineBuilder {
+    /// Embeds queries with `embedder` instead of the document embedder: the same space with
+    /// cheaper arithmetic (MiniLM's bf16 path). Documents keep the main embedder.
+    pub fn query_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.query_embedder = Some(embedder);
+        self
+    }
     /// Searches hand their hits' access records to a background writer instead of writing them
     /// before returning (for servers: concurrent searches then share a few writes instead of
     /// queueing for the database's writer). Call [`Engine::flush_access`] before shutdown.
@@ -256,13 +263,30 @@ impl EngineBuilder {
             ));
         }
         // Concurrent searches and writes share forward passes (a lone call runs at once).
+        if let Some(q) = &self.query_embedder
+            && q.space() != es
+        {
+            return Err(Error::new(
+                ErrorKind::EmbeddingMismatch,
+                format!(
+                    "the query embedder produces {} but the document embedder {es}",
+                    q.space()
+                ),
+            ));
+        }
         let embedder: Arc<dyn Embedder> =
             Arc::new(CoalescingEmbedder::new(self.embedder, COALESCE_MAX_TEXTS));
+        // Queries share forward passes with each other (and, without a query embedder of their
+        // own, with documents).
+        let queries: Arc<dyn Embedder> = match self.query_embedder {
+            Some(q) => Arc::new(CoalescingEmbedder::new(q, COALESCE_MAX_TEXTS)),
+            None => embedder.clone(),
+        };
         let access_log = self
             .defer_access
             .then(|| AccessLog::new(self.store.clone()));
         Ok(Engine {
-            query_embedder: Arc::new(CachedEmbedder::new(embedder.clone(), self.query_cache)),
+            query_embedder: Arc::new(CachedEmbedder::new(queries, self.query_cache)),
             store: self.store,
             embedder,
             judge: self.judge,
@@ -373,6 +397,7 @@ impl Engine {
             retrieval: RetrievalConfig::default(),
             query_cache: 4096,
             defer_access: false,
+            query_embedder: None,
         }
     }
 

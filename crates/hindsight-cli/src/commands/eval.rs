@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use hindsight_dataset::load_dataset;
-use hindsight_engine::Engine;
 use hindsight_eval::{Summary, gate as run_gate};
 use hindsight_harness::{
     EvalOptions, Stage, default_setups, evaluate_dataset, parse_setups, write_outputs,
@@ -108,22 +107,18 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     } else {
         EvalOptions::default()
     };
-    let embedder = super::embedder(cli)?;
-    let embedder: Arc<dyn hindsight_embed::Embedder> = if args.no_embedding_cache {
-        embedder
+    let embedders = super::embedders(cli)?;
+    let embedders = if args.no_embedding_cache {
+        embedders
     } else {
-        let dir = hindsight_embed::default_home()
-            .join("cache")
-            .join("embeddings");
-        let cached = hindsight_embed::DiskCachedEmbedder::open(embedder, &dir)
-            .context("opening the embedding cache")?;
-        eprintln!(
-            "embedding cache: {} ({} vectors)",
-            cached.path().display(),
-            cached.stats().len
-        );
-        Arc::new(cached)
+        super::disk_cached(
+            embedders,
+            &hindsight_embed::default_home()
+                .join("cache")
+                .join("embeddings"),
+        )?
     };
+    let embedder = Arc::clone(&embedders.docs);
     let backend = match &cli.backend {
         Some(url) => BackendUrl::parse(url)?,
         None => BackendUrl::SqliteMemory,
@@ -158,7 +153,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             other => other.clone(),
         };
         let store = open_store(&url, embedder.space()).await?;
-        let engine = Engine::builder(store, Arc::clone(&embedder))
+        let engine = super::engine_over(&embedders, store)
             .query_cache(dataset.queries.len().max(1024))
             .build()?;
         let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
@@ -183,7 +178,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             let tg = Instant::now();
             match super::guard_eval::guard_section(
                 &dataset,
-                &embedder,
+                &embedders,
                 &args.datasets_dir.join("injection"),
                 args.quick,
             )

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use hindsight_dataset::Dataset;
-use hindsight_embed::Embedder;
-use hindsight_engine::{Engine, EngineBuilder, RuleConsensus};
+use hindsight_embed::{Embedder, Embedders};
+use hindsight_engine::{EngineBuilder, RuleConsensus};
 use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
 use hindsight_guard::{Guard, GuardEvalReport, evaluate};
@@ -107,9 +107,9 @@ pub async fn catch_rate(
     catch_report(&report).context("the guard evaluation reported no detector")
 }
 
-async fn fresh_engine(embedder: &Arc<dyn Embedder>, queries: usize) -> Result<EngineBuilder> {
-    let store = open_store(&BackendUrl::SqliteMemory, embedder.space()).await?;
-    Ok(Engine::builder(store, Arc::clone(embedder)).query_cache(queries.max(1024)))
+async fn fresh_engine(embedders: &Embedders, queries: usize) -> Result<EngineBuilder> {
+    let store = open_store(&BackendUrl::SqliteMemory, embedders.docs.space()).await?;
+    Ok(super::engine_over(embedders, store).query_cache(queries.max(1024)))
 }
 
 /// End-to-end poisoning with the guard off vs on (guard + read-time consensus check), each on a
@@ -117,13 +117,13 @@ async fn fresh_engine(embedder: &Arc<dyn Embedder>, queries: usize) -> Result<En
 pub async fn poisoning(
     dataset: &Dataset,
     guard: Arc<Guard>,
-    embedder: &Arc<dyn Embedder>,
+    embedders: &Embedders,
     quick: bool,
 ) -> Result<GuardE2eReport> {
-    let off = fresh_engine(embedder, dataset.queries.len())
+    let off = fresh_engine(embedders, dataset.queries.len())
         .await?
         .build()?;
-    let on = fresh_engine(embedder, dataset.queries.len())
+    let on = fresh_engine(embedders, dataset.queries.len())
         .await?
         .guard(guard)
         .consensus(Arc::new(RuleConsensus))
@@ -158,11 +158,12 @@ pub async fn poisoning(
 /// Every part; a failing part is reported on stderr and left out rather than failing the eval.
 pub async fn guard_section(
     dataset: &Dataset,
-    embedder: &Arc<dyn Embedder>,
+    embedders: &Embedders,
     corpus_dir: &Path,
     quick: bool,
 ) -> Result<GuardSection> {
     let guard = Arc::new(Guard::with_default_model().context("loading the guard's model")?);
+    let embedder = &embedders.docs;
     let catch = reported(
         "guard catch-rate evaluation",
         catch_rate(&guard, embedder, corpus_dir).await,
@@ -180,7 +181,7 @@ pub async fn guard_section(
     };
     let e2e = reported(
         "poisoning evaluation",
-        poisoning(dataset, guard, embedder, quick).await,
+        poisoning(dataset, guard, embedders, quick).await,
     );
     Ok(GuardSection {
         catch,

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use hindsight_embed::{Embedder, EmbedderSpec, default_home, ensure_model, load_embedder};
+use hindsight_embed::{
+    Embedder, EmbedderSpec, Embedders, default_home, ensure_model, load_embedders,
+};
 use hindsight_engine::{Engine, EngineBuilder};
 
 use crate::backend::{BackendUrl, open_store};
@@ -55,8 +57,36 @@ pub fn backend_url(cli: &Cli) -> Result<BackendUrl> {
     Ok(BackendUrl::Sqlite(dir))
 }
 
-/// Builds the embedder named by `--embedder`, fetching the default model when it is missing.
-pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
+/// An engine builder over `store` that embeds documents and queries with `embedders`.
+pub fn engine_over(embedders: &Embedders, store: Arc<dyn hindsight_core::Store>) -> EngineBuilder {
+    let b = Engine::builder(store, Arc::clone(&embedders.docs));
+    match &embedders.queries {
+        Some(q) => b.query_embedder(Arc::clone(q)),
+        None => b,
+    }
+}
+
+/// Both embedders behind the on-disk embedding cache (a query variant gets its own file).
+pub fn disk_cached(embedders: Embedders, dir: &std::path::Path) -> Result<Embedders> {
+    let open = |e: Arc<dyn Embedder>| -> Result<Arc<dyn Embedder>> {
+        let cached = hindsight_embed::DiskCachedEmbedder::open(e, dir)
+            .context("opening the embedding cache")?;
+        eprintln!(
+            "embedding cache: {} ({} vectors)",
+            cached.path().display(),
+            cached.stats().len
+        );
+        Ok(Arc::new(cached))
+    };
+    Ok(Embedders {
+        docs: open(embedders.docs)?,
+        queries: embedders.queries.map(open).transpose()?,
+    })
+}
+
+/// Builds the embedders named by `--embedder` and `--query-precision`, fetching the default
+/// model when it is missing.
+pub fn embedders(cli: &Cli) -> Result<Embedders> {
     let spec: EmbedderSpec = cli
         .embedder
         .parse()
@@ -65,14 +95,21 @@ pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
         ensure_model(&default_home())
             .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
     }
-    let e = load_embedder(&spec).with_context(|| format!("loading embedder {spec}"))?;
+    let embedders = load_embedders(&spec, cli.query_precision)
+        .with_context(|| format!("loading embedder {spec}"))?;
+    let e = &embedders.docs;
     if e.is_test_only() {
         eprintln!(
             "warning: embedder {} is a TEST-ONLY hashing embedder; its results say nothing about retrieval quality",
             e.space().model
         );
     }
-    Ok(e)
+    Ok(embedders)
+}
+
+/// The document embedder named by `--embedder` (commands that embed no queries).
+pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
+    Ok(embedders(cli)?.docs)
 }
 
 /// Embedder + store + engine for the commands that work on a store.
@@ -82,10 +119,10 @@ pub async fn engine(cli: &Cli) -> Result<Engine> {
 
 /// The engine over the configured store and embedder, before options are set.
 pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
-    let embedder = embedder(cli)?;
+    let embedders = embedders(cli)?;
     let url = backend_url(cli)?;
-    let store = open_store(&url, embedder.space()).await?;
-    Ok(Engine::builder(store, embedder))
+    let store = open_store(&url, embedders.docs.space()).await?;
+    Ok(engine_over(&embedders, store))
 }
 
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {

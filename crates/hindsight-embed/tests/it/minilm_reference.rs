@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use hindsight_core::cosine;
 use hindsight_embed::{
-    Embedder, MINILM_MODEL_ID, MiniLmEmbedder, MiniLmOptions, default_home, is_model_present,
-    model_dir, sha256_file,
+    Embedder, MINILM_MODEL_ID, MiniLmEmbedder, MiniLmOptions, Precision, default_home,
+    is_model_present, model_dir, sha256_file,
 };
 use serde_json::Value;
 
@@ -217,4 +217,35 @@ fn paraphrases_score_higher_than_unrelated_text() {
     let para2 = cosine(&v[3], &v[4]);
     assert!(para2 > cosine(&v[3], &v[2]) + 0.3, "paraphrase {para2}");
     assert!(para2 > cosine(&v[3], &v[0]));
+}
+
+/// The bf16 query path (`Precision::Bf16`): each vector within 2e-3 per component and at cosine
+/// 0.9995 or more of the numpy f32 reference; the f32 handle on the same weights is unchanged; and
+/// the bf16 handle says so (`variant`), so caches keep its vectors apart.
+#[test]
+fn bf16_precision_stays_close_to_the_reference() {
+    let Some(m) = model() else { return };
+    let (_, refs) = reference();
+    let bf16 = m.with_precision(Precision::Bf16);
+    assert_eq!(bf16.variant().as_deref(), Some("bf16"));
+    assert_eq!(m.variant(), None);
+    assert_eq!(bf16.space(), m.space());
+    let texts: Vec<&str> = refs.iter().map(|r| r.text.as_str()).collect();
+    let (mut worst_diff, mut worst_cos) = (0.0f32, 1.0f32);
+    for (r, text) in refs.iter().zip(&texts) {
+        // One text per call: the query shape.
+        let v = bf16.embed_one(text).expect("embed");
+        let d = max_abs_diff(&v, &r.embedding);
+        let cos: f32 = v.iter().zip(&r.embedding).map(|(a, b)| a * b).sum();
+        assert!(d <= 2e-3, "bf16: max |diff| {d} for {:?}", r.text);
+        assert!(cos >= 0.9995, "bf16: cosine {cos} for {:?}", r.text);
+        worst_diff = worst_diff.max(d);
+        worst_cos = worst_cos.min(cos);
+    }
+    eprintln!("bf16: worst max |diff| {worst_diff:e}, worst cosine {worst_cos}");
+    let again = m
+        .with_precision(Precision::F32)
+        .embed(&texts)
+        .expect("embed");
+    assert_eq!(again, m.embed(&texts).expect("embed"));
 }

@@ -556,3 +556,39 @@ async fn deferred_access_counts_every_search_after_flush() {
     // A second flush with nothing pending returns at once.
     engine.flush_access().await;
 }
+
+/// A query embedder of its own (MiniLM's bf16 path in the CLI) embeds the queries, the main one
+/// the documents; one of another space is refused at build time.
+#[tokio::test]
+async fn query_embedder_embeds_queries_and_must_share_the_space() {
+    let docs = Arc::new(FixedEmbedder::default());
+    let queries = Arc::new(FixedEmbedder::default());
+    let store = Arc::new(SqliteStore::open_in_memory(docs.space()).await.unwrap());
+    let engine = Engine::builder(store.clone(), docs.clone())
+        .query_embedder(queries.clone())
+        .build()
+        .unwrap();
+    let orthogonal = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    docs.set("alpha note", &e0());
+    docs.set("beta note", &orthogonal);
+    // The document embedder would put the query next to alpha, the query embedder next to beta.
+    docs.set("which note", &e0());
+    queries.set("which note", &orthogonal);
+    let a = engine.store_memory(mem("alpha note"), now()).await.unwrap();
+    let b = engine.store_memory(mem("beta note"), now()).await.unwrap();
+    let mut r = req("which note");
+    r.top_k = 1;
+    let hits = engine.search(&r).await.unwrap().hits;
+    assert_eq!(
+        hits[0].memory.id, b.id,
+        "ranked by the query embedder's vector"
+    );
+    assert_ne!(a.id, b.id);
+
+    let other = Arc::new(hindsight_embed::HashEmbedder::new(16).unwrap());
+    let err = Engine::builder(store, docs)
+        .query_embedder(other)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
+}
