@@ -415,6 +415,10 @@ impl Engine {
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
     }
+    /// The query embedder's [`Embedder::variant`] (`bf16` for MiniLM's bf16 query path).
+    pub fn query_variant(&self) -> Option<String> {
+        self.query_embedder.variant()
+    }
     pub fn retrieval_config(&self) -> &RetrievalConfig {
         &self.retrieval
     }

@@ -194,6 +194,7 @@ mod tests {
                 model: "hash".into(),
                 dim: 64,
                 test_only: true,
+                query_variant: None,
             },
             backend: "sqlite".into(),
             quick: false,

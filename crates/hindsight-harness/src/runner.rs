@@ -372,6 +372,7 @@ pub async fn evaluate_dataset(
             model: space.model,
             dim: space.dim,
             test_only: engine.embedder().is_test_only(),
+            query_variant: engine.query_variant(),
         },
         backend: backend.to_owned(),
         quick: opts.quick,

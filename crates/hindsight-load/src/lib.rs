@@ -186,11 +186,13 @@ pub async fn run(
             .as_ref()
             .and_then(|h| h.get("memories"))
             .and_then(Value::as_u64),
-        embedder: healthz
-            .as_ref()
-            .and_then(|h| h.get("embedder"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        embedder: healthz.as_ref().and_then(|h| {
+            let space = h.get("embedder").and_then(Value::as_str)?;
+            Some(match h.get("query_variant").and_then(Value::as_str) {
+                Some(v) => format!("{space} (queries in {v})"),
+                None => space.to_owned(),
+            })
+        }),
         mix: config.mix.as_map(),
         levels,
         ann: None,

@@ -135,6 +135,7 @@ async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
             "status": "ok",
             "backend": state.store().backend_name(),
             "embedder": state.engine().embedder().space().to_string(),
+            "query_variant": state.engine().query_variant(),
             "memories": s.memories,
             "active": s.active,
             "namespaces": s.namespaces,

@@ -246,7 +246,13 @@ fn print_table(s: &Summary) {
     }
     println!(
         "{} ({} queries judged, {} without relevant docs excluded; embedder {}):",
-        s.dataset, s.counts.judged_queries, s.counts.queries_without_relevant, s.embedder.model
+        s.dataset,
+        s.counts.judged_queries,
+        s.counts.queries_without_relevant,
+        match &s.embedder.query_variant {
+            Some(v) => format!("{}, queries in {v}", s.embedder.model),
+            None => s.embedder.model.clone(),
+        }
     );
     let metrics = [
         "ndcg@10", "ndcg@5", "hit@5", "rel@5", "mrr@10", "recall@5", "p@5",

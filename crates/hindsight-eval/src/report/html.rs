@@ -102,7 +102,13 @@ pub(crate) fn index_html(
         strings(["dataset", &summary.dataset]),
         strings([
             "embedder",
-            &format!("{} (dim {})", summary.embedder.model, summary.embedder.dim),
+            &match &summary.embedder.query_variant {
+                Some(v) => format!(
+                    "{} (dim {}; documents f32, queries {v})",
+                    summary.embedder.model, summary.embedder.dim
+                ),
+                None => format!("{} (dim {})", summary.embedder.model, summary.embedder.dim),
+            },
         ]),
         strings(["backend", &summary.backend]),
         strings(["quick", &summary.quick.to_string()]),

@@ -51,6 +51,9 @@ pub struct EmbedderInfo {
     pub dim: usize,
     /// True for the hash embedder: numbers are for testing the pipeline, not retrieval quality.
     pub test_only: bool,
+    /// The queries' arithmetic when it differs from the documents' (`bf16`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_variant: Option<String>,
 }
 
 /// Input sizes.

@@ -117,6 +117,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
             model: "hash-64".into(),
             dim: 64,
             test_only,
+            query_variant: (!test_only).then(|| "bf16".to_owned()),
         },
         backend: "memory".into(),
         quick: true,
@@ -277,6 +278,10 @@ fn optional_sections_are_skipped() {
     assert!(!dir.path().join("fusion_grid.svg").exists());
     let html = read(&dir.path().join("index.html"));
     assert!(!html.contains(TEST_ONLY_BANNER));
+    assert!(
+        html.contains("documents f32, queries bf16"),
+        "the query arithmetic is shown"
+    );
     assert!(!html.contains("fusion_grid") && !html.contains("half_life"));
     let json = read(&dir.path().join("summary.json"));
     assert!(!json.contains("\"tuning\"") && !json.contains("half_life_sweep"));
