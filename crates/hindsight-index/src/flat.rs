@@ -2,6 +2,7 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use hindsight_core::VectorIndex;
 
@@ -23,6 +24,10 @@ pub struct FlatIndex {
 /// From this many rows the int8 scan splits over two threads (a thread costs tens of µs; the
 /// scan of 32k rows about 0.4 ms).
 const PARALLEL_INT8_MIN_ROWS: usize = 32_768;
+/// The parallel int8 scan's chunks, taken in turn by the caller and one helper thread: when the
+/// other core is busy (a search's keyword path, another request) the caller scans more of them
+/// instead of waiting for a fixed half.
+const INT8_CHUNKS: usize = 16;
 
 /// Each row quantised to int8 with its own scale: `row[i] ≈ code[i] * scale`, where
 /// `scale = max |row[i]| / 127`. A quarter of the f32 bytes, so a scan reads a quarter of the
@@ -169,20 +174,33 @@ impl FlatIndex {
         let rerank = rerank.max(k);
         let n = self.keys.len();
         let shortlist = if n >= PARALLEL_INT8_MIN_ROWS {
-            // Two halves scored on two threads (one spawned per search; the other half runs on
-            // the caller's thread) without the filter, as `accept` need not be Sync; each keeps
-            // its best `rerank`. The filter then runs over the merged candidates, and the merge is
-            // trusted only when no unscored row could still belong in it.
-            let mid = n / 2;
-            let (lower, upper) = std::thread::scope(|scope| {
-                let upper =
-                    scope.spawn(|| self.int8_top(c, &q, q_scale, mid..n, rerank, &|_| true));
-                let lower = self.int8_top(c, &q, q_scale, 0..mid, rerank, &|_| true);
-                (lower, upper.join())
+            // Chunks scored by the caller and one spawned thread, each taking the next chunk
+            // until none is left, without the filter, as `accept` need not be Sync; each chunk
+            // keeps its best `rerank`. The filter then runs over the merged candidates, and the
+            // merge is trusted only when no unscored row could still belong in it.
+            let size = n.div_ceil(INT8_CHUNKS);
+            let next = AtomicUsize::new(0);
+            let scan = || {
+                let mut parts = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                    if i * size >= n {
+                        return parts;
+                    }
+                    let rows = i * size..((i + 1) * size).min(n);
+                    parts.push(self.int8_top(c, &q, q_scale, rows, rerank, &|_| true));
+                }
+            };
+            let (mut parts, helper) = std::thread::scope(|scope| {
+                let helper = scope.spawn(scan);
+                (scan(), helper.join())
             });
-            match upper {
-                Ok(upper) => merge_filtered(lower, upper, rerank, accept)
-                    .unwrap_or_else(|| self.int8_top(c, &q, q_scale, 0..n, rerank, accept)),
+            match helper {
+                Ok(more) => {
+                    parts.extend(more);
+                    merge_filtered(parts, rerank, accept)
+                        .unwrap_or_else(|| self.int8_top(c, &q, q_scale, 0..n, rerank, accept))
+                }
                 Err(_) => self.int8_top(c, &q, q_scale, 0..n, rerank, accept),
             }
         } else {
@@ -334,25 +352,24 @@ pub(crate) fn best_first(a: &(u64, f32), b: &(u64, f32)) -> Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
-/// The best `m` rows accepted by `accept` among two halves' unfiltered best-`m` lists (best
-/// first), or `None` when that cannot be known from these lists: a half that returned a full `m`
+/// The best `m` rows accepted by `accept` among disjoint parts' unfiltered best-`m` lists (best
+/// first), or `None` when that cannot be known from these lists: a part that returned a full `m`
 /// may hold unscored rows ranking just below its last one, so the merge is complete only if its
-/// `m`-th accepted row ranks before every full half's last row (or, with fewer than `m` accepted,
-/// if no half was full).
+/// `m`-th accepted row ranks before every full part's last row (or, with fewer than `m` accepted,
+/// if no part was full).
 fn merge_filtered(
-    lower: Vec<(u64, f32)>,
-    upper: Vec<(u64, f32)>,
+    parts: Vec<Vec<(u64, f32)>>,
     m: usize,
     accept: &dyn Fn(u64) -> bool,
 ) -> Option<Vec<(u64, f32)>> {
-    let cut: Vec<(u64, f32)> = [&lower, &upper]
-        .into_iter()
-        .filter(|half| half.len() >= m)
-        .filter_map(|half| half.last().copied())
+    let cut: Vec<(u64, f32)> = parts
+        .iter()
+        .filter(|part| part.len() >= m)
+        .filter_map(|part| part.last().copied())
         .collect();
-    let mut merged: Vec<(u64, f32)> = lower
+    let mut merged: Vec<(u64, f32)> = parts
         .into_iter()
-        .chain(upper)
+        .flatten()
         .filter(|&(key, _)| accept(key))
         .collect();
     merged.sort_by(best_first);
@@ -559,26 +576,26 @@ mod tests {
         let upper = vec![(11, 0.5), (12, 0.4)];
         // Row 2 rejected: the merged best 2 would be [1, 11], but lower's unscored .7 beats 11.
         assert_eq!(
-            merge_filtered(lower.clone(), upper.clone(), 2, &|k| k != 2),
+            merge_filtered(vec![lower.clone(), upper.clone()], 2, &|k| k != 2),
             None
         );
         // Nothing rejected: [1, 2] ranks before both halves' last rows.
         assert_eq!(
-            merge_filtered(lower.clone(), upper.clone(), 2, &|_| true),
+            merge_filtered(vec![lower.clone(), upper.clone()], 2, &|_| true),
             Some(vec![(1, 0.9), (2, 0.8)])
         );
         // Only the upper half loses a row: lower's rows still fill the top 2 completely.
         assert_eq!(
-            merge_filtered(lower.clone(), upper.clone(), 2, &|k| k != 11),
+            merge_filtered(vec![lower.clone(), upper.clone()], 2, &|k| k != 11),
             Some(vec![(1, 0.9), (2, 0.8)])
         );
         // Halves shorter than m hold every row they have: fewer than m accepted is complete.
         assert_eq!(
-            merge_filtered(vec![(1, 0.9)], vec![(11, 0.5)], 2, &|k| k != 1),
+            merge_filtered(vec![vec![(1, 0.9)], vec![(11, 0.5)]], 2, &|k| k != 1),
             Some(vec![(11, 0.5)])
         );
         // A full half with fewer than m accepted overall: unknown.
-        assert_eq!(merge_filtered(lower, upper, 2, &|k| k == 1), None);
+        assert_eq!(merge_filtered(vec![lower, upper], 2, &|k| k == 1), None);
     }
 
     #[test]
