@@ -36,15 +36,16 @@ pub struct Cli {
         default_value = "minilm"
     )]
     pub embedder: String,
-    /// Arithmetic of MiniLM's query embeddings: `bf16` (default; about 1.6x faster, cosine
-    /// >= 0.9999 to f32) or `f32`. Stored memories are always embedded in f32.
+    /// Arithmetic of MiniLM's query embeddings: `auto` (default: `bf16` where the CPU has
+    /// AVX-512 BF16, about 1.6x faster with cosine >= 0.9999 to f32; `f32` elsewhere), `bf16` or
+    /// `f32`. Stored memories are always embedded in f32.
     #[arg(
         long,
         global = true,
         env = "HINDSIGHT_QUERY_PRECISION",
-        default_value = "bf16"
+        default_value = "auto"
     )]
-    pub query_precision: hindsight_embed::Precision,
+    pub query_precision: QueryPrecision,
     /// Working memory for `serve`: `redis://HOST:PORT[/DB]`, or `memory://` (in-process, default).
     #[arg(long, global = true, env = "HINDSIGHT_WORKING_MEMORY")]
     pub working_memory: Option<String>,
@@ -98,6 +99,34 @@ pub enum Command {
     Guard(commands::guard::GuardCommand),
 }
 
+/// `--query-precision`: a fixed [`hindsight_embed::Precision`] or the CPU's fastest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryPrecision {
+    Auto,
+    Fixed(hindsight_embed::Precision),
+}
+
+impl QueryPrecision {
+    pub fn resolve(self) -> hindsight_embed::Precision {
+        match self {
+            QueryPrecision::Auto => hindsight_embed::Precision::fastest_for_queries(),
+            QueryPrecision::Fixed(p) => p,
+        }
+    }
+}
+
+impl std::str::FromStr for QueryPrecision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(QueryPrecision::Auto);
+        }
+        s.parse()
+            .map(QueryPrecision::Fixed)
+            .map_err(|e| format!("{e}, or auto"))
+    }
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -133,4 +162,28 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_embed::Precision;
+
+    #[test]
+    fn query_precision_parses_auto_and_fixed() {
+        let parse = |s: &str| s.parse::<QueryPrecision>();
+        assert_eq!(parse("auto"), Ok(QueryPrecision::Auto));
+        assert_eq!(parse(" BF16 "), Ok(QueryPrecision::Fixed(Precision::Bf16)));
+        assert_eq!(parse("f32"), Ok(QueryPrecision::Fixed(Precision::F32)));
+        let err = parse("fp8").unwrap_err();
+        assert!(err.contains("fp8") && err.contains("auto"), "{err}");
+        assert_eq!(
+            QueryPrecision::Auto.resolve(),
+            Precision::fastest_for_queries()
+        );
+        assert_eq!(
+            QueryPrecision::Fixed(Precision::F32).resolve(),
+            Precision::F32
+        );
+    }
 }

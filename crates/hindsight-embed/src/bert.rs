@@ -9,6 +9,7 @@
 //! column-panel layout of `kernels::PackedMatrix`.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use candle_core::{DType, Tensor};
 use hindsight_core::l2_normalize;
@@ -91,7 +92,8 @@ struct Linear {
 /// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`] in f32 and in bf16.
 struct Dense {
     w: PackedMatrix,
-    bf: PackedBf16,
+    /// `w` in bf16, packed on the first bf16 pass (f32-only processes never pay for it).
+    bf: OnceLock<PackedBf16>,
     b: Vec<f32>,
     n_out: usize,
 }
@@ -100,7 +102,7 @@ impl From<Linear> for Dense {
     fn from(l: Linear) -> Dense {
         Dense {
             w: PackedMatrix::new(&l.w, l.n_in, l.n_out),
-            bf: PackedBf16::new(&l.w, l.n_in, l.n_out),
+            bf: OnceLock::new(),
             b: l.b,
             n_out: l.n_out,
         }
@@ -131,7 +133,10 @@ impl Dense {
         }
         match precision {
             Precision::F32 => matmul_packed(&mut out, rows, x, &self.w, Threads::Pool),
-            Precision::Bf16 => matmul_packed(&mut out, rows, x, &self.bf, Threads::Pool),
+            Precision::Bf16 => {
+                let bf = self.bf.get_or_init(|| PackedBf16::from_f32(&self.w));
+                matmul_packed(&mut out, rows, x, bf, Threads::Pool)
+            }
         }
         out
     }

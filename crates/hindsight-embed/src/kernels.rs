@@ -7,15 +7,22 @@
 //! peak (5.9 ms per query, 73 % of it in `gemm`). The packed product keeps a `6 x 64` tile of
 //! outputs in registers and streams each weight panel once per six rows: 3.4 ms per query,
 //! and within about 10 % of `gemm` on large batches (criterion `embed` bench). Its results equal
-//! the plain product up to float summation order.
+//! the plain product up to float summation order. These timings are AVX-512 ones; on AVX2 the
+//! `6 x 64` tile needs more than the 16 vector registers (a review measured 3.6x the AVX-512
+//! time where 2x is the width), so a smaller tile there is still to do.
+//!
+//! [`PackedBf16`] is the same product in bfloat16 (weights and inputs, f32 sums), the query
+//! path's `Precision::Bf16`: `vdpbf16ps` on CPUs with AVX-512 BF16, a portable emulation (slower
+//! than f32) elsewhere.
 //!
 //! The elementwise kernels are written as plain loops over slices and compiled three times
 //! (AVX-512, AVX2+FMA, baseline) with the widest one picked at run time, so LLVM vectorises them
 //! without a nightly compiler or `-C target-cpu`. `exp` and `erf` are branch-free polynomial
 //! approximations accurate to about 1e-7, far inside the 1e-4 the reference test allows.
 
-// The only unsafe here: the `gemm` call (raw pointers, checked against slice bounds first) and
-// calling `#[target_feature]` functions after run-time detection of those features.
+// The only unsafe here: the `gemm` call (raw pointers, checked against slice bounds first),
+// calling `#[target_feature]` functions after run-time detection of those features, and the
+// by-value transmutes between 64-byte SIMD types in the AVX-512 BF16 block.
 #![allow(unsafe_code)]
 
 use gemm::Parallelism;
@@ -132,7 +139,7 @@ const PANEL: usize = 64;
 /// Input rows per register block: `BLOCK x PANEL` accumulators fill 24 of the 32 AVX-512
 /// registers.
 const BLOCK: usize = 6;
-/// Up to this many rows (about two short queries) a product is split across threads by column
+/// Up to this many rows (a few short queries) a product is split across threads by column
 /// panel, above it by row chunks of `ROWS_PER_TASK`.
 const SMALL_ROWS: usize = 64;
 const ROWS_PER_TASK: usize = 8 * BLOCK;
@@ -255,6 +262,19 @@ impl PackedBf16 {
             k,
             n,
         }
+    }
+
+    /// The bf16 packing of an f32-packed matrix (built on first bf16 use, not at load).
+    pub fn from_f32(m: &PackedMatrix) -> PackedBf16 {
+        let (k, n) = (m.k, m.n);
+        let mut w = vec![0.0f32; k * n];
+        for p in 0..m.panels() {
+            let cols = (n - p * PANEL).min(PANEL);
+            for (row, cells) in m.panel(p).chunks_exact(PANEL).enumerate() {
+                w[row * n + p * PANEL..row * n + p * PANEL + cols].copy_from_slice(&cells[..cols]);
+            }
+        }
+        PackedBf16::new(&w, k, n)
     }
 }
 
@@ -383,16 +403,24 @@ fn rows_times_panel<P: Panels>(
     }
 }
 
+/// Calls `$f::<R>(args)` with `R` the block's row count (1 to `BLOCK`) as a constant, so every
+/// row count gets its own fully unrolled register block.
+macro_rules! by_rows {
+    ($rows:expr, $f:ident($($arg:expr),*)) => {
+        match $rows {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            _ => $f::<BLOCK>($($arg),*),
+        }
+    };
+}
+
 #[inline(always)]
 fn panel_block_generic(xt: &[f32], rows: usize, panel: &[f32], tile: &mut [[f32; PANEL]; BLOCK]) {
-    match rows {
-        1 => block_rows::<1>(xt, panel, tile),
-        2 => block_rows::<2>(xt, panel, tile),
-        3 => block_rows::<3>(xt, panel, tile),
-        4 => block_rows::<4>(xt, panel, tile),
-        5 => block_rows::<5>(xt, panel, tile),
-        _ => block_rows::<BLOCK>(xt, panel, tile),
-    }
+    by_rows!(rows, block_rows(xt, panel, tile));
 }
 
 /// `tile[..R] = xt · panel` for `R` rows given transposed (`[k x R]`) and a `[k x PANEL]` panel.
@@ -415,6 +443,9 @@ fn block_rows<const R: usize>(xt: &[f32], panel: &[f32], tile: &mut [[f32; PANEL
 /// `vdpbf16ps` (which may differ in the last bit: it adds each pair's products first).
 #[inline(always)]
 fn bf16_block_generic(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+    // Inlined into `dispatch!`'s feature-specific wrappers, so `mul_add` is an FMA instruction
+    // there (out of line it would be a libm call per product).
+    #[inline(always)]
     fn rows_of<const R: usize>(xt: &[u32], panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
         let widen = |b: u16| f32::from_bits(u32::from(b) << 16);
         let mut acc = [[0.0f32; PANEL]; R];
@@ -434,14 +465,7 @@ fn bf16_block_generic(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; 
         }
         tile[..R].copy_from_slice(&acc);
     }
-    match rows {
-        1 => rows_of::<1>(xt, panel, tile),
-        2 => rows_of::<2>(xt, panel, tile),
-        3 => rows_of::<3>(xt, panel, tile),
-        4 => rows_of::<4>(xt, panel, tile),
-        5 => rows_of::<5>(xt, panel, tile),
-        _ => rows_of::<BLOCK>(xt, panel, tile),
-    }
+    by_rows!(rows, rows_of(xt, panel, tile));
 }
 
 /// The bf16 block on AVX-512 BF16: per step, four panel vectors (64 columns x a pair of inputs)
@@ -475,14 +499,7 @@ fn bf16_block_avx512(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; P
             }
         }
     }
-    match rows {
-        1 => rows_of::<1>(xt, panel, tile),
-        2 => rows_of::<2>(xt, panel, tile),
-        3 => rows_of::<3>(xt, panel, tile),
-        4 => rows_of::<4>(xt, panel, tile),
-        5 => rows_of::<5>(xt, panel, tile),
-        _ => rows_of::<BLOCK>(xt, panel, tile),
-    }
+    by_rows!(rows, rows_of(xt, panel, tile));
 }
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
@@ -770,6 +787,30 @@ mod tests {
         }
     }
 
+    /// [`PackedBf16`] forced onto the portable block.
+    struct Portable<'a>(&'a PackedBf16);
+
+    impl Panels for Portable<'_> {
+        type X = u32;
+        type W = u16;
+        const STEP: usize = 2;
+        fn k(&self) -> usize {
+            self.0.k
+        }
+        fn n(&self) -> usize {
+            self.0.n
+        }
+        fn panel(&self, p: usize) -> &[u16] {
+            self.0.panel(p)
+        }
+        fn step(values: &[f32]) -> u32 {
+            PackedBf16::step(values)
+        }
+        fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+            bf16_block(xt, rows, panel, tile);
+        }
+    }
+
     /// The bf16 product equals the exact product of the bf16-rounded operands (f32 sums), on
     /// every path, with odd `k` (a half-empty last pair) and partial panels; and the portable
     /// block agrees with whichever block this CPU runs.
@@ -812,18 +853,15 @@ mod tests {
                     }
                 }
             }
-            let xt = transpose_blocks::<PackedBf16>(&x[..k * m.min(BLOCK)], k);
-            let rows = m.min(BLOCK);
-            let (mut fast, mut portable) = ([[0.0f32; PANEL]; BLOCK], [[0.0f32; PANEL]; BLOCK]);
-            PackedBf16::block(&xt, rows, packed.panel(0), &mut fast);
-            bf16_block(&xt, rows, packed.panel(0), &mut portable);
-            for (a, b) in fast[..rows]
-                .iter()
-                .flatten()
-                .zip(portable[..rows].iter().flatten())
-            {
-                assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+            // The portable block (what CPUs without AVX-512 BF16 run) through the whole product.
+            let (mut fast, mut portable) = (vec![0.25f32; m * n], vec![0.25f32; m * n]);
+            matmul_packed(&mut fast, m, &x, &packed, Threads::Pool);
+            matmul_packed(&mut portable, m, &x, &Portable(&packed), Threads::Pool);
+            for (a, b) in fast.iter().zip(&portable) {
+                assert!((a - b).abs() < 1e-5 * (1.0 + k as f32).sqrt(), "{a} vs {b}");
             }
+            // Packing from the f32 layout (as the encoder does, lazily) gives the same cells.
+            assert!(PackedBf16::from_f32(&PackedMatrix::new(&w, k, n)).data == packed.data);
         }
         assert_eq!(bf16_bits(1.0), 0x3f80);
         assert_eq!(

@@ -145,9 +145,6 @@ impl fmt::Display for EmbedderSpec {
     }
 }
 
-/// Builds the embedder a spec names. `minilm` without a directory loads from
-/// [`model_dir`]`(`[`default_home`]`())` and fails with [`EmbedError::ModelMissing`] when the
-/// model was not fetched (call [`crate::ensure_model`] first to fetch it).
 /// The document embedder and, when queries use other arithmetic, the query embedder: two
 /// handles on one model.
 #[derive(Clone, Debug)]
@@ -157,33 +154,35 @@ pub struct Embedders {
     pub queries: Option<Arc<dyn Embedder>>,
 }
 
-/// The embedder for `spec` (documents) and, for MiniLM with `queries` other than f32, a second
-/// handle on the same weights for queries ([`MiniLmEmbedder::with_precision`]).
-pub fn load_embedders(spec: &EmbedderSpec, queries: Precision) -> Result<Embedders, EmbedError> {
-    if let EmbedderSpec::MiniLm { dir } = spec {
-        let dir = dir.clone().unwrap_or_else(|| model_dir(&default_home()));
-        let docs = MiniLmEmbedder::load(dir)?;
-        let q: Option<Arc<dyn Embedder>> =
-            (queries != Precision::F32).then(|| Arc::new(docs.with_precision(queries)) as _);
-        return Ok(Embedders {
-            docs: Arc::new(docs),
-            queries: q,
-        });
-    }
-    Ok(Embedders {
-        docs: load_embedder(spec)?,
-        queries: None,
-    })
+/// Builds the embedder a spec names. `minilm` without a directory loads from
+/// [`model_dir`]`(`[`default_home`]`())` and fails with [`EmbedError::ModelMissing`] when the
+/// model was not fetched (call [`crate::ensure_model`] first to fetch it).
+pub fn load_embedder(spec: &EmbedderSpec) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(load_embedders(spec, Precision::F32)?.docs)
 }
 
-pub fn load_embedder(spec: &EmbedderSpec) -> Result<Arc<dyn Embedder>, EmbedError> {
-    Ok(match spec {
+/// [`load_embedder`] for documents and, for MiniLM with `queries` other than f32, a second
+/// handle on the same weights for queries ([`MiniLmEmbedder::with_precision`]).
+pub fn load_embedders(spec: &EmbedderSpec, queries: Precision) -> Result<Embedders, EmbedError> {
+    let docs: Arc<dyn Embedder> = match spec {
         EmbedderSpec::MiniLm { dir } => {
             let dir = dir.clone().unwrap_or_else(|| model_dir(&default_home()));
-            Arc::new(MiniLmEmbedder::load(dir)?)
+            let docs = MiniLmEmbedder::load(dir)?;
+            if queries != Precision::F32 {
+                let q = Arc::new(docs.with_precision(queries));
+                return Ok(Embedders {
+                    docs: Arc::new(docs),
+                    queries: Some(q),
+                });
+            }
+            Arc::new(docs)
         }
         EmbedderSpec::Http(config) => Arc::new(HttpEmbedder::new(config.clone())?),
         EmbedderSpec::Hash { dim } => Arc::new(HashEmbedder::new(*dim)?),
+    };
+    Ok(Embedders {
+        docs,
+        queries: None,
     })
 }
 

@@ -214,7 +214,9 @@ impl EngineBuilder {
     /// Searches hand their hits' access records to a background writer instead of writing them
     /// before returning (for servers: concurrent searches then share a few writes instead of
     /// queueing for the database's writer). Call [`Engine::flush_access`] before shutdown.
-    /// Off by default, so a library caller sees counts as soon as a search returns.
+    /// A failed access write is then logged and those counts are dropped, instead of failing the
+    /// search. Off by default, so a library caller sees counts (or the error) as soon as a search
+    /// returns.
     pub fn defer_access(mut self, defer: bool) -> Self {
         self.defer_access = defer;
         self
@@ -251,7 +253,8 @@ impl EngineBuilder {
         self.query_cache = capacity;
         self
     }
-    /// Fails with `EmbeddingMismatch` when the embedder's space differs from the store's.
+    /// Fails with `EmbeddingMismatch` when the embedder's space differs from the store's, or the
+    /// query embedder's from the embedder's.
     pub fn build(self) -> Result<Engine> {
         let (es, ss) = (self.embedder.space(), self.store.embedding_space().clone());
         if es != ss {
@@ -262,7 +265,6 @@ impl EngineBuilder {
                 ),
             ));
         }
-        // Concurrent searches and writes share forward passes (a lone call runs at once).
         if let Some(q) = &self.query_embedder
             && q.space() != es
         {
@@ -274,6 +276,7 @@ impl EngineBuilder {
                 ),
             ));
         }
+        // Concurrent searches and writes share forward passes (a lone call runs at once).
         let embedder: Arc<dyn Embedder> =
             Arc::new(CoalescingEmbedder::new(self.embedder, COALESCE_MAX_TEXTS));
         // Queries share forward passes with each other (and, without a query embedder of their
@@ -411,6 +414,11 @@ impl Engine {
         if let Some(log) = &self.access_log {
             log.flush().await;
         }
+    }
+
+    /// Access records handed to the background writer and not yet given to the store.
+    pub fn pending_access(&self) -> usize {
+        self.access_log.as_ref().map_or(0, |log| log.pending())
     }
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder

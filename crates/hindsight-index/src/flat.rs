@@ -570,7 +570,7 @@ mod tests {
     }
 
     #[test]
-    fn merging_filtered_halves_refuses_when_unscored_rows_could_belong() {
+    fn merging_filtered_parts_refuses_when_unscored_rows_could_belong() {
         // Each half's best 2, unfiltered. Lower's third row (.7) was never scored.
         let lower = vec![(1, 0.9), (2, 0.8)];
         let upper = vec![(11, 0.5), (12, 0.4)];
@@ -596,6 +596,31 @@ mod tests {
         );
         // A full half with fewer than m accepted overall: unknown.
         assert_eq!(merge_filtered(vec![lower, upper], 2, &|k| k == 1), None);
+        // Three parts: the deciding cut is a later full part's last row, and a short part
+        // holds every row it has.
+        let parts = || {
+            vec![
+                vec![(1, 0.9), (2, 0.2)],
+                vec![(21, 0.95)],
+                vec![(11, 0.8), (12, 0.7)],
+            ]
+        };
+        // Best 2 accepted: [21, 1], ranking before both full parts' last rows (.2 and .7).
+        assert_eq!(
+            merge_filtered(parts(), 2, &|_| true),
+            Some(vec![(21, 0.95), (1, 0.9)])
+        );
+        // Without 1 and 21: [11, 12]; the first part's unscored rows rank below its .2: complete.
+        assert_eq!(
+            merge_filtered(parts(), 2, &|k| k != 1 && k != 21),
+            Some(vec![(11, 0.8), (12, 0.7)])
+        );
+        // Without 1, 12 and 21: [11, 2], but the third part's unscored rows (below its .7) could
+        // beat 2's .2: unknown.
+        assert_eq!(
+            merge_filtered(parts(), 2, &|k| k != 1 && k != 12 && k != 21),
+            None
+        );
     }
 
     #[test]
@@ -621,7 +646,7 @@ mod tests {
                 .map(|_| f32::from(rng.random_range(-1i8..=1)))
                 .collect();
             q[1] = 1.0;
-            // All rows; every other row (the merge of the two halves, partly filtered); one row
+            // All rows; every other row (the merge of the chunks, partly filtered); one row
             // in a thousand (too few left after the merge: the filtered rescan).
             let filters: [&dyn Fn(u64) -> bool; 3] =
                 [&|_| true, &|k| k % 2 == 0, &|k| k % 1000 == 3];

@@ -46,6 +46,9 @@ impl Default for ServerOptions {
     }
 }
 
+/// How long shutdown waits for deferred access records beyond the drain deadline.
+const ACCESS_FLUSH_GRACE: Duration = Duration::from_secs(5);
+
 /// What every connection shares. Tracks in-flight tool calls so shutdown can wait for them.
 #[derive(Debug)]
 pub struct ServerState {
@@ -130,7 +133,16 @@ impl ServerState {
                 "shutdown: calls still running after the drain timeout"
             );
         }
-        self.engine.flush_access().await;
+        // Bounded like the drain: a stuck store must not block SIGTERM.
+        if tokio::time::timeout_at(deadline + ACCESS_FLUSH_GRACE, self.engine.flush_access())
+            .await
+            .is_err()
+        {
+            warn!(
+                pending = self.engine.pending_access(),
+                "shutdown: access records still unwritten after the grace period; dropping them"
+            );
+        }
         self.store().flush().await?;
         info!("shutdown: store flushed");
         Ok(left)

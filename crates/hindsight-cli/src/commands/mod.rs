@@ -95,7 +95,7 @@ pub fn embedders(cli: &Cli) -> Result<Embedders> {
         ensure_model(&default_home())
             .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
     }
-    let embedders = load_embedders(&spec, cli.query_precision)
+    let embedders = load_embedders(&spec, cli.query_precision.resolve())
         .with_context(|| format!("loading embedder {spec}"))?;
     let e = &embedders.docs;
     if e.is_test_only() {
