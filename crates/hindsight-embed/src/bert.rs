@@ -285,6 +285,17 @@ impl BertEncoder {
         })
     }
 
+    /// Packs the weights `precision` needs now (the bf16 copy is otherwise packed on first use).
+    pub fn prepare(&self, precision: Precision) {
+        if precision == Precision::Bf16 {
+            for l in &self.layers {
+                for d in [&l.qkv, &l.attn_out, &l.intermediate, &l.output] {
+                    d.bf.get_or_init(|| PackedBf16::from_f32(&d.w));
+                }
+            }
+        }
+    }
+
     pub fn hidden_size(&self) -> usize {
         self.hidden
     }

@@ -182,8 +182,11 @@ impl MiniLmEmbedder {
         })
     }
 
-    /// Another handle on the same weights (nothing is copied) that computes in `precision`.
+    /// Another handle on the same weights that computes in `precision`. The f32 weights are
+    /// shared; a bf16 copy (half their size) is packed now, once per model, so the first query
+    /// does not pay for it.
     pub fn with_precision(&self, precision: Precision) -> MiniLmEmbedder {
+        self.model.prepare(precision);
         MiniLmEmbedder {
             model: Arc::clone(&self.model),
             tokenizer: Arc::clone(&self.tokenizer),
