@@ -1,10 +1,12 @@
 //! MiniLM embedding throughput (sentences/s at batch 1, 32, 256 on short sentences) and
-//! single-query latency. Skipped with a message when the model is not fetched.
+//! single-query latency in f32 and bf16. Skipped with a message when the model is not fetched.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use hindsight_embed::{Embedder, MiniLmEmbedder, default_home, is_model_present, model_dir};
+use hindsight_embed::{
+    Embedder, MiniLmEmbedder, Precision, default_home, is_model_present, model_dir,
+};
 
 /// 256 distinct short sentences (well under 32 tokens each), deterministic.
 fn short_sentences() -> Vec<String> {
@@ -68,15 +70,22 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
         });
     }
     group.finish();
-    c.bench_function("minilm_single_query", |b| {
-        b.iter(|| {
-            black_box(
-                model
-                    .embed_one(black_box("what did the user say about express shipping?"))
-                    .map(|v| v.len()),
-            )
+    // A query in f32 and in bf16 (the query path's default where the CPU has AVX-512 BF16; the
+    // portable emulation elsewhere is slower than f32).
+    let bf16 = model.with_precision(Precision::Bf16);
+    for (name, m) in [
+        ("minilm_single_query", model),
+        ("minilm_single_query_bf16", &bf16),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                black_box(
+                    m.embed_one(black_box("what did the user say about express shipping?"))
+                        .map(|v| v.len()),
+                )
+            });
         });
-    });
+    }
 }
 
 fn main() {

@@ -37,7 +37,7 @@ pub struct Cli {
     )]
     pub embedder: String,
     /// Arithmetic of MiniLM's query embeddings: `auto` (default: `bf16` where the CPU has
-    /// AVX-512 BF16, about 1.6x faster with cosine >= 0.9999 to f32; `f32` elsewhere), `bf16` or
+    /// AVX-512 BF16, about 1.5x faster with cosine >= 0.9999 to f32; `f32` elsewhere), `bf16` or
     /// `f32`. Stored memories are always embedded in f32.
     #[arg(
         long,

@@ -24,7 +24,7 @@ pub enum Precision {
     /// vectors) are always embedded this way.
     #[default]
     F32,
-    /// bfloat16 weights and inputs with f32 sums: with AVX-512 BF16 (`vdpbf16ps`) about 1.6x
+    /// bfloat16 weights and inputs with f32 sums: with AVX-512 BF16 (`vdpbf16ps`) about 1.5x
     /// faster than f32 for a query and half the weight bytes; vectors differ from f32 by ~1e-3
     /// per component. Elsewhere a portable emulation gives the same vectors (to rounding) but is
     /// slower than f32, so [`Precision::fastest_for_queries`] picks f32 there.
