@@ -73,6 +73,14 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
     // A query in f32 and in bf16 (the query path's default where the CPU has AVX-512 BF16; the
     // portable emulation elsewhere is slower than f32).
     let bf16 = model.with_precision(Precision::Bf16);
+    // Sixteen queries in one pass: what the coalescer runs at 16 concurrent cold searches.
+    let queries: Vec<String> = (0..16)
+        .map(|i| format!("what did the user say about express shipping for order {i}?"))
+        .collect();
+    let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    c.bench_function("minilm_16_queries_bf16", |b| {
+        b.iter(|| black_box(bf16.embed(black_box(&queries)).map(|v| v.len())));
+    });
     for (name, m) in [
         ("minilm_single_query", model),
         ("minilm_single_query_bf16", &bf16),
