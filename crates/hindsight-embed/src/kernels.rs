@@ -157,62 +157,79 @@ pub(crate) trait Panels: Sync {
     type W: Sync;
     /// Input columns per step.
     const STEP: usize;
-    fn k(&self) -> usize;
-    fn n(&self) -> usize;
-    fn panel(&self, p: usize) -> &[Self::W];
+    fn packed(&self) -> &Packed<Self::W>;
     /// `STEP` input values (zero-padded at the end of a row) as one step.
     fn step(values: &[f32]) -> Self::X;
     /// `tile[..rows] = xt · panel` for one block of rows given transposed (`[steps x rows]`).
     fn block(xt: &[Self::X], rows: usize, panel: &[Self::W], tile: &mut [[f32; PANEL]; BLOCK]);
 
+    fn k(&self) -> usize {
+        self.packed().k
+    }
+    fn n(&self) -> usize {
+        self.packed().n
+    }
     fn steps(&self) -> usize {
         self.k().div_ceil(Self::STEP)
     }
     fn panels(&self) -> usize {
         self.n().div_ceil(PANEL)
     }
+    /// Panel `p`: `steps x PANEL x STEP` cells.
+    fn panel(&self, p: usize) -> &[Self::W] {
+        let len = self.steps() * PANEL * Self::STEP;
+        &self.packed().data[p * len..(p + 1) * len]
+    }
 }
 
-/// Packs row-major `[k x n]` `w` into panels of `steps x PANEL x step` cells, zero-padded, with
-/// `cell(value)` converting each value.
-fn pack_panels<W: Copy + Default>(
-    w: &[f32],
+/// A `[k x n]` weight matrix packed for [`matmul_packed`]: column panels of `PANEL` columns, each
+/// stored `steps x PANEL x step` contiguously and zero-padded past `n` (and past `k` to a whole
+/// step), so the inner loop reads one panel row per step and keeps a `BLOCK x PANEL` tile of
+/// outputs in registers. A cell holds `w[s * step + j][c]` at `(s * PANEL + c) * step + j`.
+pub(crate) struct Packed<W> {
+    data: Vec<W>,
     k: usize,
     n: usize,
-    step: usize,
-    cell: impl Fn(f32) -> W,
-) -> Vec<W> {
-    assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
-    let (panels, steps) = (n.div_ceil(PANEL), k.div_ceil(step));
-    let mut data = vec![W::default(); panels * steps * PANEL * step];
-    for p in 0..panels {
-        for c in 0..(n - p * PANEL).min(PANEL) {
-            for row in 0..k {
-                let (s, j) = (row / step, row % step);
-                data[((p * steps + s) * PANEL + c) * step + j] = cell(w[row * n + p * PANEL + c]);
+}
+
+/// f32 weights: one input row per step.
+pub(crate) type PackedMatrix = Packed<f32>;
+
+/// bfloat16 weights, half the bytes: each panel row holds a pair of input rows interleaved per
+/// column (`w[2s][c], w[2s+1][c]`), the layout AVX-512 BF16's `vdpbf16ps` multiplies by a
+/// broadcast pair of inputs, which are rounded to bf16 too; sums stay f32.
+pub(crate) type PackedBf16 = Packed<u16>;
+
+impl<W: Copy + Default> Packed<W> {
+    /// Packs the `[k x n]` matrix whose `(row, col)` entry is `value(row, col)`, `step` input
+    /// rows per panel row, converting each entry with `cell`.
+    fn pack(
+        k: usize,
+        n: usize,
+        step: usize,
+        value: impl Fn(usize, usize) -> f32,
+        cell: impl Fn(f32) -> W,
+    ) -> Packed<W> {
+        let (panels, steps) = (n.div_ceil(PANEL), k.div_ceil(step));
+        let mut data = vec![W::default(); panels * steps * PANEL * step];
+        for p in 0..panels {
+            for c in 0..(n - p * PANEL).min(PANEL) {
+                for row in 0..k {
+                    let (s, j) = (row / step, row % step);
+                    data[((p * steps + s) * PANEL + c) * step + j] =
+                        cell(value(row, p * PANEL + c));
+                }
             }
         }
+        Packed { data, k, n }
     }
-    data
-}
-
-/// A `[k x n]` f32 weight matrix repacked for [`matmul_packed`]: each panel is `[k x PANEL]`
-/// contiguous, so the inner loop reads one panel row per step and keeps a `BLOCK x PANEL` tile of
-/// outputs in registers.
-pub(crate) struct PackedMatrix {
-    data: Vec<f32>,
-    k: usize,
-    n: usize,
 }
 
 impl PackedMatrix {
     /// Packs a row-major `[k x n]` matrix. Panics unless `w` holds exactly `k * n` values.
     pub fn new(w: &[f32], k: usize, n: usize) -> PackedMatrix {
-        PackedMatrix {
-            data: pack_panels(w, k, n, 1, |v| v),
-            k,
-            n,
-        }
+        assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
+        Packed::pack(k, n, 1, |row, col| w[row * n + col], |v| v)
     }
 }
 
@@ -220,14 +237,8 @@ impl Panels for PackedMatrix {
     type X = f32;
     type W = f32;
     const STEP: usize = 1;
-    fn k(&self) -> usize {
-        self.k
-    }
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn panel(&self, p: usize) -> &[f32] {
-        &self.data[p * self.k * PANEL..(p + 1) * self.k * PANEL]
+    fn packed(&self) -> &PackedMatrix {
+        self
     }
     fn step(values: &[f32]) -> f32 {
         values[0]
@@ -247,37 +258,19 @@ pub(crate) fn bf16_bits(v: f32) -> u16 {
     (b.wrapping_add(round) >> 16) as u16
 }
 
-/// A `[k x n]` weight matrix in bfloat16 for [`matmul_packed`]: half the bytes of
-/// [`PackedMatrix`]. Each panel row holds a pair of input rows interleaved per column (`w[2s][c],
-/// w[2s+1][c]`), the layout AVX-512 BF16's `vdpbf16ps` multiplies by a broadcast pair of inputs,
-/// which are rounded to bf16 too; sums stay f32.
-pub(crate) struct PackedBf16 {
-    data: Vec<u16>,
-    k: usize,
-    n: usize,
-}
-
 impl PackedBf16 {
-    /// Packs a row-major `[k x n]` matrix. Panics unless `w` holds exactly `k * n` values.
+    /// Packs a row-major `[k x n]` matrix directly (the tests' reference for [`Self::from_f32`]).
+    /// Panics unless `w` holds exactly `k * n` values.
+    #[cfg(test)]
     pub fn new(w: &[f32], k: usize, n: usize) -> PackedBf16 {
-        PackedBf16 {
-            data: pack_panels(w, k, n, 2, bf16_bits),
-            k,
-            n,
-        }
+        assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
+        Packed::pack(k, n, 2, |row, col| w[row * n + col], bf16_bits)
     }
 
-    /// The bf16 packing of an f32-packed matrix (built on first bf16 use, not at load).
+    /// The bf16 packing of an f32-packed matrix (made when a bf16 handle is, not at load).
     pub fn from_f32(m: &PackedMatrix) -> PackedBf16 {
-        let (k, n) = (m.k, m.n);
-        let mut w = vec![0.0f32; k * n];
-        for p in 0..m.panels() {
-            let cols = (n - p * PANEL).min(PANEL);
-            for (row, cells) in m.panel(p).chunks_exact(PANEL).enumerate() {
-                w[row * n + p * PANEL..row * n + p * PANEL + cols].copy_from_slice(&cells[..cols]);
-            }
-        }
-        PackedBf16::new(&w, k, n)
+        let at = |row: usize, col: usize| m.panel(col / PANEL)[row * PANEL + col % PANEL];
+        Packed::pack(m.k, m.n, 2, at, bf16_bits)
     }
 }
 
@@ -286,15 +279,8 @@ impl Panels for PackedBf16 {
     type X = u32;
     type W = u16;
     const STEP: usize = 2;
-    fn k(&self) -> usize {
-        self.k
-    }
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn panel(&self, p: usize) -> &[u16] {
-        let len = self.steps() * PANEL * 2;
-        &self.data[p * len..(p + 1) * len]
+    fn packed(&self) -> &PackedBf16 {
+        self
     }
     fn step(values: &[f32]) -> u32 {
         let hi = values.get(1).map_or(0, |&v| bf16_bits(v));
@@ -797,14 +783,8 @@ mod tests {
         type X = u32;
         type W = u16;
         const STEP: usize = 2;
-        fn k(&self) -> usize {
-            self.0.k
-        }
-        fn n(&self) -> usize {
-            self.0.n
-        }
-        fn panel(&self, p: usize) -> &[u16] {
-            self.0.panel(p)
+        fn packed(&self) -> &PackedBf16 {
+            self.0
         }
         fn step(values: &[f32]) -> u32 {
             PackedBf16::step(values)
