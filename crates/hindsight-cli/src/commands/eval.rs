@@ -111,12 +111,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     let embedders = if args.no_embedding_cache {
         embedders
     } else {
-        super::disk_cached(
-            embedders,
-            &hindsight_embed::default_home()
-                .join("cache")
-                .join("embeddings"),
-        )?
+        super::disk_cached(embedders)?
     };
     let embedder = Arc::clone(&embedders.docs);
     let backend = match &cli.backend {

@@ -72,10 +72,7 @@ pub enum GuardCommand {
 
 fn cached_embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
     let inner = super::embedder(cli)?;
-    let dir = hindsight_embed::default_home()
-        .join("cache")
-        .join("embeddings");
-    let cached = hindsight_embed::DiskCachedEmbedder::open(inner, &dir)
+    let cached = hindsight_embed::DiskCachedEmbedder::open(inner, &super::embedding_cache_dir())
         .context("opening the embedding cache")?;
     Ok(Arc::new(cached))
 }

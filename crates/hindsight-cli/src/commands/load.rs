@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
-use hindsight_embed::{DiskCachedEmbedder, Embedder, default_home};
+use hindsight_embed::Embedder;
 use hindsight_eval::{LoadLevel, LoadSummary, write_load_report};
 use hindsight_load::{Bounds, Mix, Phase, PrefillManifest, RunConfig};
 
@@ -124,15 +124,7 @@ fn data_dir(cli: &Cli) -> Result<PathBuf> {
 }
 
 fn cached_embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
-    let embedder = super::embedder(cli)?;
-    let dir = default_home().join("cache").join("embeddings");
-    let cached = DiskCachedEmbedder::open(embedder, &dir).context("opening the embedding cache")?;
-    eprintln!(
-        "embedding cache: {} ({} vectors)",
-        cached.path().display(),
-        cached.stats().len
-    );
-    Ok(Arc::new(cached))
+    super::disk_cache(super::embedder(cli)?)
 }
 
 fn dataset_memories(dir: &str) -> Result<Vec<hindsight_core::NewMemory>> {

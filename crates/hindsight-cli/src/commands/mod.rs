@@ -66,21 +66,28 @@ pub fn engine_over(embedders: &Embedders, store: Arc<dyn hindsight_core::Store>)
     }
 }
 
+/// Where the on-disk embedding cache lives: `$HINDSIGHT_HOME/cache/embeddings`.
+pub fn embedding_cache_dir() -> std::path::PathBuf {
+    default_home().join("cache").join("embeddings")
+}
+
+/// `embedder` behind the on-disk embedding cache, saying on stderr which file.
+pub fn disk_cache(embedder: Arc<dyn Embedder>) -> Result<Arc<dyn Embedder>> {
+    let cached = hindsight_embed::DiskCachedEmbedder::open(embedder, &embedding_cache_dir())
+        .context("opening the embedding cache")?;
+    eprintln!(
+        "embedding cache: {} ({} vectors)",
+        cached.path().display(),
+        cached.stats().len
+    );
+    Ok(Arc::new(cached))
+}
+
 /// Both embedders behind the on-disk embedding cache (a query variant gets its own file).
-pub fn disk_cached(embedders: Embedders, dir: &std::path::Path) -> Result<Embedders> {
-    let open = |e: Arc<dyn Embedder>| -> Result<Arc<dyn Embedder>> {
-        let cached = hindsight_embed::DiskCachedEmbedder::open(e, dir)
-            .context("opening the embedding cache")?;
-        eprintln!(
-            "embedding cache: {} ({} vectors)",
-            cached.path().display(),
-            cached.stats().len
-        );
-        Ok(Arc::new(cached))
-    };
+pub fn disk_cached(embedders: Embedders) -> Result<Embedders> {
     Ok(Embedders {
-        docs: open(embedders.docs)?,
-        queries: embedders.queries.map(open).transpose()?,
+        docs: disk_cache(embedders.docs)?,
+        queries: embedders.queries.map(disk_cache).transpose()?,
     })
 }
 
