@@ -1,6 +1,7 @@
 //! The vector path: exact scan (`FlatIndex`), the int8 scan with exact re-ranking
-//! (`FlatIndex::search_int8`, the store's tier between 20k and 250k vectors) and HNSW (`AnnIndex`,
-//! usearch) at 10k and 100k clustered 384-d unit vectors.
+//! (`FlatIndex::search_int8`), the sign-bit prefilter in front of it
+//! (`FlatIndex::search_prefiltered`, the store's tier between 20k and 250k vectors) and HNSW
+//! (`AnnIndex`, usearch) at 10k and 100k clustered 384-d unit vectors.
 //!
 //! Data: 1000 seeded Gaussian clusters, normalised (see
 //! `hindsight_bench::clustered_unit_vectors`): a stand-in for sentence embeddings, which are
@@ -159,6 +160,26 @@ fn bench_size(c: &mut Criterion, n: usize) {
             percentile(&times, 0.99)
         );
     }
+    // The store's middle tier: the sign-bit prefilter keeping len / 32 (at least 2048) rows.
+    let candidates = config.prefilter_candidates(n).unwrap_or(n);
+    for cut in [candidates / 2, candidates, candidates * 2] {
+        let mut times = Vec::with_capacity(queries.len());
+        let mut recall = 0.0;
+        for (q, truth) in queries.iter().zip(&exact10) {
+            let t = Instant::now();
+            let hits = flat.search_prefiltered(q, 10, cut, config.int8_rerank, &|_| true);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            recall += recall_at(&hits, truth);
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "vector bench n={n}: sign-bit prefilter candidates={cut:<5} rerank={} recall@10={:.4} p50={:.3} ms p99={:.3} ms",
+            config.int8_rerank,
+            recall / queries.len() as f64,
+            percentile(&times, 0.5),
+            percentile(&times, 0.99)
+        );
+    }
 
     let mut group = c.benchmark_group("vector_search");
     group.throughput(Throughput::Elements(1));
@@ -175,6 +196,21 @@ fn bench_size(c: &mut Criterion, n: usize) {
             black_box(flat.search_int8(black_box(&queries[qi]), 10, 40, &|_| true))
         });
     });
+    group.bench_function(
+        BenchmarkId::new(format!("prefilter{candidates}_rerank40_k10"), n),
+        |b| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                black_box(flat.search_prefiltered(
+                    black_box(&queries[qi]),
+                    10,
+                    candidates,
+                    40,
+                    &|_| true,
+                ))
+            });
+        },
+    );
     for k in [10usize, 30] {
         group.bench_function(
             BenchmarkId::new(format!("hnsw_ef{}_k{k}", config.expansion_search), n),

@@ -1,5 +1,5 @@
-//! Exact scan below a size threshold, an int8 scan with exact re-ranking above it, an HNSW graph
-//! (usearch) above a second threshold, exact scan as fallback.
+//! Exact scan below a size threshold, a sign-bit / int8 cascade (or a plain int8 scan) with exact
+//! re-ranking above it, an HNSW graph (usearch) above a second threshold, exact scan as fallback.
 
 use std::collections::HashSet;
 
@@ -13,8 +13,11 @@ use crate::flat::FlatIndex;
 /// Which search answers at which size, and how the HNSW graph is built.
 ///
 /// Three tiers per namespace: below `threshold` an exact f32 scan; from `threshold` up to
-/// `graph_threshold` a scan of int8-quantised copies whose best `int8_rerank` candidates are
-/// re-scored exactly; at `graph_threshold` and above the HNSW graph. The middle tier exists
+/// `graph_threshold` a scan of quantised copies whose best `int8_rerank` candidates are re-scored
+/// exactly (with `prefilter_divisor` set, a sign-bit scan first keeps the best
+/// `len / prefilter_divisor` rows for the int8 stage: recall@10 0.999 at 0.78 ms on one thread
+/// for the queries below, against 0.98-1.06 ms on two for the full int8 scan); at
+/// `graph_threshold` and above the HNSW graph. The middle tier exists
 /// because the query log's questions sit far from every stored memory, where HNSW loses recall:
 /// on 100k real MiniLM vectors, recall@10 is 0.87 at `ef` 128 (0.4 ms) and 0.95 at 512 (1.4 ms),
 /// and hnswlib with the same parameters does no better (`bench/ann_compare.py`), while the int8
@@ -39,6 +42,10 @@ pub struct AnnConfig {
     pub graph_threshold: usize,
     /// Candidates of the int8 scan re-scored in f32 (at least `3 k` for a top-`k` search).
     pub int8_rerank: usize,
+    /// In the middle tier, the sign-bit prefilter keeps the best `len / prefilter_divisor` rows
+    /// (at least [`PREFILTER_MIN`]) for the int8 stage instead of scanning every int8 code
+    /// ([`FlatIndex::search_prefiltered`]); 0 turns it off (the full int8 scan answers).
+    pub prefilter_divisor: usize,
     /// HNSW `M`.
     pub connectivity: usize,
     /// HNSW `ef_construction`.
@@ -63,6 +70,7 @@ impl Default for AnnConfig {
             threshold: 20_000,
             graph_threshold: 250_000,
             int8_rerank: 40,
+            prefilter_divisor: 32,
             connectivity: 32,
             expansion_add: 256,
             expansion_search: 128,
@@ -82,17 +90,31 @@ impl AnnConfig {
     }
 
     /// The tier that answers searches in a namespace of `len` vectors: exact below `threshold`,
-    /// the int8 scan below `graph_threshold` (never below `threshold`), the graph from there.
+    /// the int8 scan below `graph_threshold` (never below `threshold`; with the sign-bit
+    /// prefilter in front when it is on and would keep fewer rows than there are), the graph
+    /// from there.
     pub fn mode_at(&self, len: usize) -> SearchMode {
         if len < self.threshold {
             SearchMode::Exact
         } else if len < self.graph_threshold.max(self.threshold) {
-            SearchMode::Int8
+            match self.prefilter_candidates(len) {
+                Some(c) if c < len => SearchMode::Prefiltered,
+                _ => SearchMode::Int8,
+            }
         } else {
             SearchMode::Graph
         }
     }
+
+    /// How many rows the sign-bit prefilter passes on to the int8 stage in a namespace of `len`
+    /// vectors (`None` when it is off).
+    pub fn prefilter_candidates(&self, len: usize) -> Option<usize> {
+        (self.prefilter_divisor > 0).then(|| (len / self.prefilter_divisor).max(PREFILTER_MIN))
+    }
 }
+
+/// The fewest rows the sign-bit prefilter passes on (see [`AnnConfig::prefilter_divisor`]).
+pub const PREFILTER_MIN: usize = 2048;
 
 /// How the last search of an [`AnnIndex`] was answered (for tests, benches and logs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +123,9 @@ pub enum SearchMode {
     Exact,
     /// Between the thresholds: int8 scan, best candidates re-scored exactly.
     Int8,
+    /// Between the thresholds, with the prefilter on: sign-bit scan, its best candidates scored
+    /// on their int8 codes, the best of those re-scored exactly.
+    Prefiltered,
     /// Answered from the HNSW graph.
     Graph,
     /// The graph returned fewer than `k` accepted hits (or failed); answered by exact scan.
@@ -375,14 +400,27 @@ impl AnnIndex {
         let all = |_: u64| true;
         let accept: &dyn Fn(u64) -> bool = accept.unwrap_or(&all);
         let Some(graph) = &self.graph else {
-            if self.flat.has_int8() && self.config.mode_at(self.flat.len()) != SearchMode::Exact {
-                let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
-                return (
+            let len = self.flat.len();
+            let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
+            if !self.flat.has_int8() {
+                return (self.flat.search(query, k, accept), SearchMode::Exact);
+            }
+            return match self.config.mode_at(len) {
+                SearchMode::Exact => (self.flat.search(query, k, accept), SearchMode::Exact),
+                SearchMode::Prefiltered => {
+                    let candidates = self.config.prefilter_candidates(len).unwrap_or(len);
+                    (
+                        self.flat
+                            .search_prefiltered(query, k, candidates, rerank, accept),
+                        SearchMode::Prefiltered,
+                    )
+                }
+                // A failed graph (or a graph tier without a graph yet): the int8 scan.
+                SearchMode::Int8 | SearchMode::Graph | SearchMode::Fallback => (
                     self.flat.search_int8(query, k, rerank, accept),
                     SearchMode::Int8,
-                );
-            }
-            return (self.flat.search(query, k, accept), SearchMode::Exact);
+                ),
+            };
         };
         if k == 0 || query.len() != self.flat.dim() {
             return (Vec::new(), SearchMode::Exact);
@@ -494,6 +532,7 @@ mod tests {
             threshold: 200,
             graph_threshold: 200,
             int8_rerank: 64,
+            prefilter_divisor: 32,
             connectivity: 16,
             expansion_add: 128,
             expansion_search: 128,
@@ -579,6 +618,43 @@ mod tests {
         assert_eq!(mode, SearchMode::Int8);
         assert!(!idx.has_graph());
         assert_eq!(hits, flat.search(&data[200], 10, &|_| true));
+    }
+
+    #[test]
+    fn prefilter_answers_the_middle_tier_once_it_would_drop_rows() {
+        let config = AnnConfig {
+            threshold: 100,
+            graph_threshold: usize::MAX,
+            prefilter_divisor: 2,
+            ..small_config()
+        };
+        // At least PREFILTER_MIN candidates: a namespace that small has nothing to drop.
+        assert_eq!(config.prefilter_candidates(3000), Some(PREFILTER_MIN));
+        assert_eq!(config.mode_at(PREFILTER_MIN), SearchMode::Int8);
+        assert_eq!(config.mode_at(PREFILTER_MIN + 1), SearchMode::Prefiltered);
+        assert_eq!(config.prefilter_candidates(10_000), Some(5_000));
+        let off = AnnConfig {
+            prefilter_divisor: 0,
+            ..config
+        };
+        assert_eq!(off.prefilter_candidates(10_000), None);
+        assert_eq!(off.mode_at(10_000), SearchMode::Int8);
+
+        let data = vectors(3000, 16, 19);
+        let mut idx = AnnIndex::new(16, config);
+        for (i, v) in data.iter().enumerate() {
+            idx.upsert(i as u64, v);
+        }
+        let accept = |k: u64| !k.is_multiple_of(3);
+        let (hits, mode) = idx.search_with_mode(&data[4], 10, &accept);
+        assert_eq!(mode, SearchMode::Prefiltered);
+        let rerank = config.int8_rerank.max(30);
+        assert_eq!(
+            hits,
+            idx.flat()
+                .search_prefiltered(&data[4], 10, PREFILTER_MIN, rerank, &accept)
+        );
+        assert_eq!(hits[0].0, 4, "a stored vector is its own nearest neighbour");
     }
 
     #[test]

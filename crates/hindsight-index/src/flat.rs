@@ -33,10 +33,46 @@ const INT8_CHUNKS: usize = 16;
 /// `scale = max |row[i]| / 127`. A quarter of the f32 bytes, so a scan reads a quarter of the
 /// memory; the integer dot product times the two scales approximates the f32 dot product to about
 /// 1e-3 on unit vectors, which a re-ranking of the best candidates in f32 then removes.
+///
+/// Beside them, each row's sign bits (`words` 64-bit words per row, bit `i` set when component
+/// `i` is `>= 0`; 1/32 of the f32 bytes) for the first stage of
+/// [`FlatIndex::search_prefiltered`].
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Int8Codes {
     codes: Vec<i8>,
     scales: Vec<f32>,
+    signs: Vec<u64>,
+    words: usize,
+}
+
+/// Writes the sign bits of `v` into `out` (`v.len().div_ceil(64)` words).
+fn sign_bits(v: &[f32], out: &mut [u64]) {
+    out.fill(0);
+    for (i, x) in v.iter().enumerate() {
+        if *x >= 0.0 {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+}
+
+/// The four bit planes of `query` quantised to 4 bits (`q4 = round(7 x / max |x|)` clamped to
+/// `-8..=7`, stored as `q4 + 8`), plane 0 first, `words` words each: the query side of
+/// [`crate::kernels::sign_scores`]. A zero or non-finite query gives all-zero codes (`q4 = 0`).
+fn query_planes(query: &[f32], words: usize) -> Vec<u64> {
+    let max = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let inv = if max > 0.0 && max.is_finite() {
+        7.0 / max
+    } else {
+        0.0
+    };
+    let mut planes = vec![0u64; 4 * words];
+    for (i, x) in query.iter().enumerate() {
+        let u = ((x * inv).round().clamp(-8.0, 7.0) as i32 + 8) as u64;
+        for j in 0..4 {
+            planes[j * words + i / 64] |= ((u >> j) & 1) << (i % 64);
+        }
+    }
+    planes
 }
 
 /// Writes `v` quantised to int8 into `out` (same length) and returns the scale that maps the
@@ -62,6 +98,32 @@ impl Int8Codes {
         self.codes.resize(start + v.len(), 0);
         let scale = quantize(v, &mut self.codes[start..]);
         self.scales.push(scale);
+        let start = self.signs.len();
+        self.signs.resize(start + self.words, 0);
+        sign_bits(v, &mut self.signs[start..]);
+    }
+
+    /// Replaces the codes of the row in `slot`.
+    fn set(&mut self, slot: usize, v: &[f32]) {
+        let dim = v.len();
+        self.scales[slot] = quantize(v, &mut self.codes[slot * dim..(slot + 1) * dim]);
+        let w = self.words;
+        sign_bits(v, &mut self.signs[slot * w..(slot + 1) * w]);
+    }
+
+    /// Moves the last row's codes into `slot` (unless it is the last) and drops the last row.
+    fn swap_remove(&mut self, slot: usize, dim: usize) {
+        let last = self.scales.len() - 1;
+        let w = self.words;
+        if slot != last {
+            self.codes
+                .copy_within(last * dim..(last + 1) * dim, slot * dim);
+            self.scales[slot] = self.scales[last];
+            self.signs.copy_within(last * w..(last + 1) * w, slot * w);
+        }
+        self.codes.truncate(last * dim);
+        self.scales.truncate(last);
+        self.signs.truncate(last * w);
     }
 }
 
@@ -112,8 +174,7 @@ impl FlatIndex {
             Some(&slot) => {
                 self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector);
                 if let Some(c) = &mut self.codes {
-                    c.scales[slot] =
-                        quantize(vector, &mut c.codes[slot * self.dim..(slot + 1) * self.dim]);
+                    c.set(slot, vector);
                 }
             }
             None => {
@@ -134,9 +195,12 @@ impl FlatIndex {
         if self.codes.is_some() {
             return;
         }
+        let words = self.dim.div_ceil(64);
         let mut c = Int8Codes {
             codes: Vec::with_capacity(self.data.len()),
             scales: Vec::with_capacity(self.keys.len()),
+            signs: Vec::with_capacity(self.keys.len() * words),
+            words,
         };
         if self.dim > 0 {
             for row in self.data.chunks_exact(self.dim) {
@@ -209,6 +273,103 @@ impl FlatIndex {
         self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k)
     }
 
+    /// Top `k` by a three-stage cascade over the int8 copy's sign bits, the int8 codes and the
+    /// f32 vectors:
+    ///
+    /// 1. every row's sign bits are scored against the query quantised to 4 bits
+    ///    ([`crate::kernels::sign_scores`]; 48 bytes a row at 384 dimensions, so the 100k-row
+    ///    scan stays in cache), and the best `candidates` (at least `k`) rows accepted by
+    ///    `accept` go on (all rows tied with the last one too);
+    /// 2. those are scored on their int8 codes, and the best `rerank` (at least `k`) go on;
+    /// 3. those are re-scored in f32, as [`FlatIndex::search_int8`] does.
+    ///
+    /// Scores and tie-breaks of the result are those of [`VectorIndex::search`]; it differs from
+    /// it only when a true top-`k` row ranks outside the best `candidates` by sign bits (or
+    /// outside the best `rerank` by int8). `accept` is consulted for the rows entering stage 2
+    /// (at most a few more than `candidates` when it admits most rows; with a selective filter,
+    /// the stage-1 cut is lowered until `candidates` accepted rows are in). With `candidates`
+    /// at or above the row count, or without an int8 copy, this is [`FlatIndex::search_int8`].
+    pub fn search_prefiltered(
+        &self,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+        rerank: usize,
+        accept: &dyn Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
+        let n = self.keys.len();
+        let rerank = rerank.max(k);
+        let candidates = candidates.max(k);
+        let Some(c) = self.codes.as_ref().filter(|_| candidates < n) else {
+            return self.search_int8(query, k, rerank, accept);
+        };
+        if k == 0 || query.len() != self.dim || self.dim == 0 {
+            return Vec::new();
+        }
+        let planes = query_planes(query, c.words);
+        let pool = with_scratch(|scores, hist| {
+            scores.resize(n, 0);
+            crate::kernels::sign_scores(&c.signs, c.words, &planes, scores);
+            // Scores lie in -8 dim ..= 7 dim: a histogram finds the cut for the best
+            // `candidates` without sorting. Each round takes the next buckets down until they
+            // hold as many rows as are still missing, scaled by how many of the rows taken so
+            // far the filter rejected (a store's filter drops its superseded memories, 14 % of
+            // the load test's rows), and at least a quarter of the rows taken so far, so a filter
+            // that rejects most rows costs a few rounds, not one per bucket.
+            let offset = 8 * self.dim as i64;
+            histogram(scores, offset, 15 * self.dim + 1, hist);
+            let mut pool: Vec<usize> = Vec::with_capacity(candidates + candidates / 8);
+            let (mut hi, mut taken) = (hist.len(), 0usize);
+            while pool.len() < candidates && hi > 0 {
+                let missing = candidates - pool.len();
+                let want = if pool.is_empty() {
+                    missing.max(taken)
+                } else {
+                    // missing / (acceptance so far), with a tenth to spare.
+                    let scaled =
+                        (missing as u128 * taken as u128 * 11).div_ceil(pool.len() as u128 * 10);
+                    usize::try_from(scaled).unwrap_or(usize::MAX).max(taken / 4)
+                };
+                let (mut lo, mut more) = (hi, 0usize);
+                while lo > 0 && more < want {
+                    lo -= 1;
+                    more += hist[lo] as usize;
+                }
+                // In i32, as the scores are (|score| <= 8 dim).
+                let (lo_s, hi_s) = ((lo as i64 - offset) as i32, (hi as i64 - offset) as i32);
+                for (slot, &s) in scores.iter().enumerate() {
+                    if s >= lo_s && s < hi_s && accept(self.keys[slot]) {
+                        pool.push(slot);
+                    }
+                }
+                (hi, taken) = (lo, taken + more);
+            }
+            pool
+        });
+        let mut q = vec![0i8; self.dim];
+        let q_scale = quantize(query, &mut q);
+        let dim = self.dim;
+        // Pool rows are scattered over the codes (tens of MB): hinting a few rows ahead
+        // overlaps their trips to memory (0.34 -> 0.26 ms for 3125 rows at 100k).
+        const AHEAD: usize = 8;
+        let code = |slot: usize| &c.codes[slot * dim..(slot + 1) * dim];
+        for &slot in pool.iter().take(AHEAD) {
+            crate::kernels::prefetch(code(slot));
+        }
+        let rows = pool.iter().enumerate().map(|(i, &slot)| {
+            if let Some(&next) = pool.get(i + AHEAD) {
+                crate::kernels::prefetch(code(next));
+            }
+            let code = code(slot);
+            (
+                int8_dot(code, &q) as f32 * c.scales[slot] * q_scale,
+                self.keys[slot],
+            )
+        });
+        let shortlist = top_k_scored(rows, rerank, &|_| true);
+        self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k)
+    }
+
     /// The best `m` rows of `range` by approximate (int8) score.
     fn int8_top(
         &self,
@@ -224,17 +385,63 @@ impl FlatIndex {
             .chunks_exact(dim)
             .zip(&c.scales[range.clone()])
             .zip(&self.keys[range])
-            .map(|((code, &scale), &key)| {
-                let dot = <i8 as numkong::Dot>::dot(code, q).unwrap_or_else(|| {
-                    code.iter()
-                        .zip(q)
-                        .map(|(&a, &b)| i32::from(a) * i32::from(b))
-                        .sum()
-                });
-                (dot as f32 * scale * q_scale, key)
-            });
+            .map(|((code, &scale), &key)| (int8_dot(code, q) as f32 * scale * q_scale, key));
         top_k_scored(rows, m, accept)
     }
+}
+
+thread_local! {
+    /// Per-thread buffers of [`FlatIndex::search_prefiltered`] (one score per row, a histogram),
+    /// kept between searches: allocating and zeroing them per search cost as much as the
+    /// sign-bit scan itself.
+    static SCRATCH: std::cell::RefCell<(Vec<i32>, Vec<u32>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
+}
+
+/// Runs `f` with this thread's scratch buffers (fresh ones if they are in use).
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<i32>, &mut Vec<u32>) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => {
+            let (scores, hist) = &mut *bufs;
+            f(scores, hist)
+        }
+        Err(_) => f(&mut Vec::new(), &mut Vec::new()),
+    })
+}
+
+/// `hist[score + offset]` counts the `scores` equal to `score` (`hist` gets `buckets` entries).
+/// Four interleaved partial histograms, summed at the end: scores cluster, and consecutive
+/// increments of one counter would each wait for the last.
+fn histogram(scores: &[i32], offset: i64, buckets: usize, hist: &mut Vec<u32>) {
+    hist.clear();
+    hist.resize(4 * buckets, 0);
+    let bucket = |s: i32| (i64::from(s) + offset) as usize;
+    let (quads, rest) = scores.as_chunks::<4>();
+    for q in quads {
+        hist[bucket(q[0])] += 1;
+        hist[buckets + bucket(q[1])] += 1;
+        hist[2 * buckets + bucket(q[2])] += 1;
+        hist[3 * buckets + bucket(q[3])] += 1;
+    }
+    for &s in rest {
+        hist[bucket(s)] += 1;
+    }
+    for b in 0..buckets {
+        hist[b] += hist[buckets + b] + hist[2 * buckets + b] + hist[3 * buckets + b];
+    }
+    hist.truncate(buckets);
+}
+
+/// The integer dot product of two int8 codes (numkong's SIMD kernel; a plain loop on a length
+/// mismatch, which the callers rule out).
+fn int8_dot(code: &[i8], q: &[i8]) -> i32 {
+    <i8 as numkong::Dot>::dot(code, q).unwrap_or_else(|| {
+        code.iter()
+            .zip(q)
+            .map(|(&a, &b)| i32::from(a) * i32::from(b))
+            .sum()
+    })
 }
 
 /// A scored candidate ordered so that "greater" means "better": higher score, then smaller key.
@@ -300,13 +507,7 @@ impl VectorIndex for FlatIndex {
         self.keys.truncate(last);
         self.data.truncate(last * self.dim);
         if let Some(c) = &mut self.codes {
-            if slot != last {
-                c.codes
-                    .copy_within(last * self.dim..(last + 1) * self.dim, slot * self.dim);
-                c.scales[slot] = c.scales[last];
-            }
-            c.codes.truncate(last * self.dim);
-            c.scales.truncate(last);
+            c.swap_remove(slot, self.dim);
         }
         true
     }
@@ -658,7 +859,169 @@ mod tests {
         }
     }
 
+    /// The prefilter's stage-1 score as documented: the query quantised to 4 bits
+    /// (`round(7 x / max |x|)` clamped to -8..=7) summed over the row's non-negative components.
+    fn naive_sign_score(row: &[f32], q: &[f32]) -> i32 {
+        let max = q.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        row.iter()
+            .zip(q)
+            .filter(|(x, _)| **x >= 0.0)
+            .map(|(_, y)| {
+                if max > 0.0 {
+                    (y * 7.0 / max).round().clamp(-8.0, 7.0) as i32
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+
+    /// The rows the prefilter must pass on: every accepted row scoring at least the
+    /// `candidates`-th best accepted sign score (all accepted rows when fewer).
+    fn naive_pool(
+        rows: &[(u64, Vec<f32>)],
+        q: &[f32],
+        candidates: usize,
+        accept: &dyn Fn(u64) -> bool,
+    ) -> Vec<(u64, Vec<f32>)> {
+        let admitted: Vec<&(u64, Vec<f32>)> = rows.iter().filter(|(k, _)| accept(*k)).collect();
+        let mut scores: Vec<i32> = admitted
+            .iter()
+            .map(|(_, v)| naive_sign_score(v, q))
+            .collect();
+        scores.sort_unstable_by(|a, b| b.cmp(a));
+        let cut = scores
+            .get(candidates.saturating_sub(1))
+            .copied()
+            .unwrap_or(i32::MIN);
+        admitted
+            .into_iter()
+            .filter(|(_, v)| naive_sign_score(v, q) >= cut)
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn prefilter_keeps_every_admitted_row_when_the_filter_is_selective() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+        let (n, dim) = (5_000usize, 32usize);
+        let mut idx = FlatIndex::with_capacity(dim, n);
+        idx.enable_int8();
+        let mut reference = Vec::with_capacity(n);
+        for key in 0..n as u64 {
+            let v: Vec<f32> = (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            let v = unit(&v);
+            idx.upsert(key, &v);
+            reference.push((key, v));
+        }
+        let accept = |k: u64| k.is_multiple_of(10);
+        for _ in 0..5 {
+            let q = unit(
+                &(0..dim)
+                    .map(|_| rng.random_range(-1.0f32..1.0))
+                    .collect::<Vec<_>>(),
+            );
+            // 500 admitted rows, 600 candidates asked for: the cut must fall until every
+            // admitted row is in, which makes the answer the exact one.
+            let want = naive(&reference, &q, 10, &accept);
+            assert_eq!(idx.search_prefiltered(&q, 10, 600, 600, &accept), want);
+            // Fewer candidates: still only admitted rows, and as many as asked for.
+            let got = idx.search_prefiltered(&q, 10, 50, 50, &accept);
+            assert_eq!(got.len(), 10);
+            assert!(got.iter().all(|(k, _)| accept(*k)));
+        }
+    }
+
+    #[test]
+    fn prefilter_finds_the_neighbours_of_clustered_vectors() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(33);
+        let (n, dim) = (8_192usize, 384usize);
+        let centres: Vec<Vec<f32>> = (0..64)
+            .map(|_| (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+            .collect();
+        let mut idx = FlatIndex::with_capacity(dim, n);
+        idx.enable_int8();
+        let mut stored = Vec::with_capacity(n);
+        for key in 0..n as u64 {
+            let c = &centres[key as usize % centres.len()];
+            let v = unit(
+                &c.iter()
+                    .map(|x| x + rng.random_range(-0.8f32..0.8))
+                    .collect::<Vec<_>>(),
+            );
+            idx.upsert(key, &v);
+            stored.push(v);
+        }
+        let (mut found, mut wanted) = (0usize, 0usize);
+        for i in 0..20 {
+            let q = unit(
+                &stored[i * 97]
+                    .iter()
+                    .map(|x| x + rng.random_range(-0.05f32..0.05))
+                    .collect::<Vec<_>>(),
+            );
+            let exact = idx.search(&q, 10, &|_| true);
+            // 1/16 of the rows pass the sign-bit stage.
+            let got = idx.search_prefiltered(&q, 10, 512, 40, &|_| true);
+            wanted += exact.len();
+            found += exact
+                .iter()
+                .filter(|e| got.iter().any(|g| g.0 == e.0))
+                .count();
+            for (key, score) in &got {
+                assert_eq!(*score, simd_dot(&stored[*key as usize], &q), "exact scores");
+            }
+        }
+        let recall = found as f64 / wanted as f64;
+        assert!(recall >= 0.95, "recall@10 {recall}");
+    }
+
     proptest! {
+        #[test]
+        fn prefilter_answers_exactly_over_its_pool(
+            rows in prop::collection::vec(prop::collection::vec(-3i8..=3, 70), 1..80),
+            q in prop::collection::vec(-5i8..=5, 70),
+            dim in 1usize..=70,
+            k in 1usize..8,
+            candidates in 1usize..90,
+            modulo in 1u64..4,
+        ) {
+            let rows: Vec<(u64, Vec<f32>)> = rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (i as u64, v[..dim].iter().map(|&x| f32::from(x)).collect()))
+                .collect();
+            let q: Vec<f32> = q[..dim].iter().map(|&x| f32::from(x)).collect();
+            let mut idx = FlatIndex::new(dim);
+            idx.enable_int8();
+            for (key, v) in &rows {
+                idx.upsert(*key, v);
+            }
+            // Every row admitted, and the int8 stage keeping all of the pool: the answer is the
+            // exact top k of the pool the documentation defines.
+            let pool = naive_pool(&rows, &q, candidates.max(k), &|_| true);
+            prop_assert_eq!(
+                idx.search_prefiltered(&q, k, candidates, 1000, &|_| true),
+                naive(&pool, &q, k, &|_| true)
+            );
+            // Under a filter the cut may fall below the pool's (whole score buckets at a time):
+            // only admitted rows, as many as there are up to k, and every exact top-k row of the
+            // pool that is also a global exact top-k row.
+            let accept = |key: u64| key.is_multiple_of(modulo);
+            let got = idx.search_prefiltered(&q, k, candidates, 1000, &accept);
+            let global = naive(&rows, &q, k, &accept);
+            prop_assert_eq!(got.len(), global.len());
+            prop_assert!(got.iter().all(|(key, _)| accept(*key)));
+            let pool = naive_pool(&rows, &q, candidates.max(k), &accept);
+            for hit in naive(&pool, &q, k, &accept) {
+                if global.contains(&hit) {
+                    prop_assert!(got.contains(&hit), "{:?} missing from {:?}", hit, got);
+                }
+            }
+        }
+
         #[test]
         fn matches_naive_sort(
             rows in prop::collection::vec((0u64..40, prop::collection::vec(-4i8..=4, 4)), 0..60),

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
 use hindsight_embed::Embedder;
 use hindsight_engine::Engine;
-use hindsight_eval::{AnnRecall, AnnSweepRow, Int8SweepRow};
-use hindsight_index::{AnnConfig, AnnIndex, FlatIndex, SearchMode};
+use hindsight_eval::{AnnRecall, AnnSweepRow, Int8SweepRow, PrefilterSweepRow};
+use hindsight_index::{AnnConfig, AnnIndex, FlatIndex, PREFILTER_MIN, SearchMode};
 use hindsight_store_sqlite::SqliteStore;
 use serde::{Deserialize, Serialize};
 
@@ -137,8 +137,16 @@ pub fn ann_recall(
             "int8 scan, best {} (at least 3 k) re-scored exactly",
             config.int8_rerank
         ),
+        SearchMode::Prefiltered => format!(
+            "sign-bit scan keeping the best {} (1/{} of the vectors, at least {PREFILTER_MIN}), \
+             their int8 scores picking the best {} (at least 3 k) for exact re-scoring",
+            config.prefilter_candidates(vectors.len()).unwrap_or(0),
+            config.prefilter_divisor,
+            config.int8_rerank
+        ),
         SearchMode::Graph | SearchMode::Fallback => "HNSW".to_owned(),
     };
+    let prefilter_default = config.prefilter_candidates(vectors.len());
     let config = AnnConfig {
         threshold: 0,
         graph_threshold: 0,
@@ -197,6 +205,29 @@ pub fn ann_recall(
             }
         })
         .collect();
+    // The store's own cut (when the prefilter is on) between half and twice it.
+    let mut cuts = vec![1600usize, 3200, 6400];
+    if let Some(c) = prefilter_default.filter(|c| !cuts.contains(c)) {
+        cuts.push(c);
+        cuts.sort_unstable();
+    }
+    let prefilter_sweep = cuts
+        .into_iter()
+        .filter(|&c| c < vectors.len())
+        .map(|candidates| {
+            let m = measure(&flat, queries, &exact, &|q| {
+                flat.search_prefiltered(q, k, candidates, config.int8_rerank, &|_| true)
+            });
+            PrefilterSweepRow {
+                candidates: candidates as u64,
+                rerank: config.int8_rerank as u64,
+                recall: m.recall,
+                recall_tolerant: m.recall_tolerant,
+                p50_ms: m.p50_ms,
+                p99_ms: m.p99_ms,
+            }
+        })
+        .collect();
     let default_row = sweep
         .iter()
         .find(|r| r.ef == config.expansion_search as u64)
@@ -225,6 +256,7 @@ pub fn ann_recall(
         build_s,
         sweep,
         int8_sweep,
+        prefilter_sweep,
         store_uses: Some(store_uses),
     }
 }

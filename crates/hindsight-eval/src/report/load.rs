@@ -143,6 +143,10 @@ pub struct AnnRecall {
     /// candidates are re-scored exactly, at several `rerank` depths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub int8_sweep: Vec<Int8SweepRow>,
+    /// The store's middle tier: a sign-bit scan whose best `candidates` are scored on their int8
+    /// codes, the best `rerank` of those re-scored exactly, at several `candidates`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefilter_sweep: Vec<PrefilterSweepRow>,
     /// Which search the store itself uses for a namespace of this size (`exact scan`,
     /// `int8 scan, best N (at least 3 k) re-scored exactly`, `HNSW`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,6 +156,18 @@ pub struct AnnRecall {
 /// Recall and latency of the int8 scan with exact re-ranking of its best `rerank` candidates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Int8SweepRow {
+    pub rerank: u64,
+    pub recall: f64,
+    pub recall_tolerant: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Recall and latency of the sign-bit prefilter cascade keeping its best `candidates` (the int8
+/// stage then re-scores its best `rerank` exactly).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrefilterSweepRow {
+    pub candidates: u64,
     pub rerank: u64,
     pub recall: f64,
     pub recall_tolerant: f64,
@@ -388,6 +404,27 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
                 .iter()
                 .map(|r| (r.rerank, r.recall, r.recall_tolerant, r.p50_ms, r.p99_ms)),
         );
+        if let Some(first) = a.prefilter_sweep.first() {
+            write_sweep(
+                &mut md,
+                &format!(
+                    "Sign-bit prefilter (48 bytes a vector at 384 dimensions: the sign bits, scored \
+                     against the query in 4 bits) keeping its best `candidates`, whose int8 scores \
+                     pick the best {} (at least 3 k) for exact re-scoring, same queries:\n\n",
+                    first.rerank
+                ),
+                "candidates",
+                a.prefilter_sweep.iter().map(|r| {
+                    (
+                        r.candidates,
+                        r.recall,
+                        r.recall_tolerant,
+                        r.p50_ms,
+                        r.p99_ms,
+                    )
+                }),
+            );
+        }
     }
     md.push_str(&tables::markdown(&frame));
     let slow: Vec<&LoadLevel> = summary
@@ -686,6 +723,14 @@ mod tests {
                     p50_ms: 0.9,
                     p99_ms: 1.4,
                 }],
+                prefilter_sweep: vec![PrefilterSweepRow {
+                    candidates: 3200,
+                    rerank: 40,
+                    recall: 0.996,
+                    recall_tolerant: 0.998,
+                    p50_ms: 0.5,
+                    p99_ms: 0.8,
+                }],
                 store_uses: Some("int8 scan".into()),
             }),
             notes: vec!["a note".into()],
@@ -721,6 +766,11 @@ mod tests {
         );
         assert!(
             md.contains("| 20 | 1.0000 | 1.0000 | 0.900 | 1.400 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 3200 | 0.9960 | 0.9980 | 0.500 | 0.800 |")
+                && md.contains("pick the best 40 (at least 3 k)"),
             "{md}"
         );
         assert!(

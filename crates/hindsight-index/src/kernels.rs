@@ -1,0 +1,192 @@
+//! The sign-bit scan's kernel: for every stored row, the dot product of its sign bits with a
+//! 4-bit quantised query, from `AND` + popcount over the query's four bit planes.
+//!
+//! A row is stored as `words` 64-bit words of sign bits (bit `i` set when component `i` is
+//! `>= 0`). The query is quantised to integers `q4[i]` in `-8..=7` and stored offset by 8 as
+//! four bit planes (`plane[j]` has bit `i` set when bit `j` of `q4[i] + 8` is). Then
+//!
+//! ```text
+//! sum_i q4[i] * b[i] = sum_j 2^j * popcount(plane[j] & row) - 8 * popcount(row)
+//! ```
+//!
+//! which ranks rows exactly like `sum_i q4[i] * sign(x[i])` (the two differ by a per-query
+//! constant). That is five popcounts per word: 110k rows x 384 dimensions take 0.31 ms with
+//! AVX-512 `vpopcntq`, 0.80 ms with scalar `popcnt` and 2.3 ms with neither (a microbenchmark on
+//! this machine's Zen 4), when the row width is a compile-time constant (see [`scores`]).
+//!
+//! The loop is plain safe Rust compiled three times (AVX-512 VPOPCNTDQ, `popcnt`, baseline),
+//! the widest picked at run time, as `hindsight-embed`'s kernels do.
+
+// The only unsafe here: calling the `#[target_feature]` copies of the loop after run-time
+// detection of those features, and the prefetch hint.
+#![allow(unsafe_code)]
+
+/// Writes into `out[r]` the bit-plane score of row `r` of `bits` (rows of `words` words) against
+/// `planes` (four planes of `words` words, plane 0 first). `out` must hold one entry per row.
+pub(crate) fn sign_scores(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
+    debug_assert_eq!(planes.len(), 4 * words);
+    debug_assert_eq!(bits.len(), out.len() * words);
+    if words == 0 {
+        out.fill(0);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,popcnt")]
+        fn wide(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
+            scores(bits, words, planes, out)
+        }
+        #[target_feature(enable = "popcnt")]
+        fn narrow(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
+            scores(bits, words, planes, out)
+        }
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            // SAFETY: the CPU has every feature `wide` is compiled for (checked just above).
+            return unsafe { wide(bits, words, planes, out) };
+        }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has `popcnt` (checked just above).
+            return unsafe { narrow(bits, words, planes, out) };
+        }
+    }
+    scores(bits, words, planes, out)
+}
+
+/// Asks the CPU to start loading `bytes` into cache (a hint; no effect on results). Rows picked
+/// at random out of a buffer much larger than the cache are each a trip to memory; hinting a few
+/// rows ahead overlaps those trips.
+#[inline(always)]
+pub(crate) fn prefetch<T>(bytes: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let size = size_of_val(bytes);
+        let base = bytes.as_ptr().cast::<i8>();
+        for offset in (0..size).step_by(64) {
+            // SAFETY: prefetching is a hint that never faults, and the address is inside `bytes`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
+/// The scan, with the row width fixed at compile time for the common dimensions (a run-time
+/// width makes LLVM's vectorised loop 3.6x slower: 1.13 vs 0.31 ms at 110k x 384).
+#[inline(always)]
+fn scores(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
+    match words {
+        2 => fixed::<2>(bits, planes, out),
+        4 => fixed::<4>(bits, planes, out),
+        6 => fixed::<6>(bits, planes, out),
+        8 => fixed::<8>(bits, planes, out),
+        12 => fixed::<12>(bits, planes, out),
+        16 => fixed::<16>(bits, planes, out),
+        24 => fixed::<24>(bits, planes, out),
+        _ => dynamic(bits, words, planes, out),
+    }
+}
+
+#[inline(always)]
+fn fixed<const W: usize>(bits: &[u64], planes: &[u64], out: &mut [i32]) {
+    let p: [[u64; W]; 4] = std::array::from_fn(|j| std::array::from_fn(|w| planes[j * W + w]));
+    let (rows, _) = bits.as_chunks::<W>();
+    for (row, o) in rows.iter().zip(out.iter_mut()) {
+        let (mut s, mut ones) = (0u32, 0u32);
+        for w in 0..W {
+            let x = row[w];
+            ones += x.count_ones();
+            s += (p[0][w] & x).count_ones()
+                + 2 * (p[1][w] & x).count_ones()
+                + 4 * (p[2][w] & x).count_ones()
+                + 8 * (p[3][w] & x).count_ones();
+        }
+        *o = s as i32 - 8 * ones as i32;
+    }
+}
+
+#[inline(always)]
+fn dynamic(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
+    let (p0, rest) = planes.split_at(words);
+    let (p1, rest) = rest.split_at(words);
+    let (p2, p3) = rest.split_at(words);
+    for (row, o) in bits.chunks_exact(words).zip(out.iter_mut()) {
+        let (mut s, mut ones) = (0u32, 0u32);
+        for w in 0..words {
+            let x = row[w];
+            ones += x.count_ones();
+            s += (p0[w] & x).count_ones()
+                + 2 * (p1[w] & x).count_ones()
+                + 4 * (p2[w] & x).count_ones()
+                + 8 * (p3[w] & x).count_ones();
+        }
+        *o = s as i32 - 8 * ones as i32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sum_i q4[i] * b[i]` computed bit by bit.
+    fn naive(row: &[u64], q4: &[i32]) -> i32 {
+        q4.iter()
+            .enumerate()
+            .filter(|(i, _)| row[i / 64] >> (i % 64) & 1 == 1)
+            .map(|(_, q)| q)
+            .sum()
+    }
+
+    #[test]
+    fn bit_planes_give_the_signed_dot_product() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for dim in [1usize, 63, 64, 65, 128, 250, 384, 512, 700, 768, 1024, 1536] {
+            let words = dim.div_ceil(64);
+            let q4: Vec<i32> = (0..dim).map(|_| (next() % 16) as i32 - 8).collect();
+            let mut planes = vec![0u64; 4 * words];
+            for (i, q) in q4.iter().enumerate() {
+                let u = (q + 8) as u64;
+                for j in 0..4 {
+                    planes[j * words + i / 64] |= ((u >> j) & 1) << (i % 64);
+                }
+            }
+            let rows = 37;
+            let mask = |w: usize| {
+                let used = dim - w * 64;
+                if used >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << used) - 1
+                }
+            };
+            let bits: Vec<u64> = (0..rows * words)
+                .map(|i| next() & mask(i % words))
+                .collect();
+            let mut out = vec![0i32; rows];
+            sign_scores(&bits, words, &planes, &mut out);
+            for (r, got) in out.iter().enumerate() {
+                assert_eq!(
+                    *got,
+                    naive(&bits[r * words..(r + 1) * words], &q4),
+                    "dim {dim} row {r}"
+                );
+            }
+            let mut portable = vec![0i32; rows];
+            scores(&bits, words, &planes, &mut portable);
+            assert_eq!(out, portable);
+            dynamic(&bits, words, &planes, &mut portable);
+            assert_eq!(out, portable);
+        }
+    }
+}
