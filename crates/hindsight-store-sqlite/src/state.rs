@@ -72,6 +72,9 @@ const TAGGED_EXACT_MAX: usize = 4096;
 pub(crate) struct NsVectors {
     pub vectors: AnnIndex,
     pub inactive: KeySet,
+    /// Keys per kind: the write path's duplicate check filters by kind, and this answers that
+    /// filter without looking up each candidate's metadata.
+    pub by_kind: HashMap<MemoryKind, KeySet>,
     /// Keys per exact tag (as [`Filter`] compares tags), so a selective tag filter (the
     /// consensus check's lesson lookup) scores its few rows instead of searching the graph.
     pub tagged: HashMap<String, HashSet<u64>>,
@@ -209,6 +212,7 @@ impl State {
                     AnnIndex::new(dim, ann)
                 },
                 inactive: KeySet::default(),
+                by_kind: HashMap::new(),
                 tagged: HashMap::new(),
             });
         if let Some(v) = vector {
@@ -216,7 +220,11 @@ impl State {
         }
         if let Some(old) = self.rows.get(&key) {
             ns.untag(key, &old.tags);
+            if let Some(set) = ns.by_kind.get_mut(&old.kind) {
+                set.remove(key);
+            }
         }
+        ns.by_kind.entry(meta.kind).or_default().insert(key);
         for t in &meta.tags {
             ns.tagged.entry(t.clone()).or_default().insert(key);
         }
@@ -247,6 +255,9 @@ impl State {
         {
             ns.vectors.remove(key);
             ns.inactive.remove(key);
+            if let Some(set) = ns.by_kind.get_mut(&meta.kind) {
+                set.remove(key);
+            }
             ns.untag(key, &meta.tags);
         }
     }
@@ -269,6 +280,19 @@ impl State {
                 ns.vectors
                     .search(query, k, &|key| !ns.inactive.contains(key))
             }
+        } else if is_active_only(&Filter {
+            kinds: Vec::new(),
+            ..filter.clone()
+        }) {
+            // Only kinds (and the default status): two bitset loads per candidate.
+            let kinds: Vec<&KeySet> = filter
+                .kinds
+                .iter()
+                .filter_map(|kind| ns.by_kind.get(kind))
+                .collect();
+            ns.vectors.search(query, k, &|key| {
+                !ns.inactive.contains(key) && kinds.iter().any(|set| set.contains(key))
+            })
         } else {
             let admits = |key: u64| self.rows.get(&key).is_some_and(|m| m.matches(filter));
             // Every required tag must be on the row: the rarest tag's keys are a superset of
@@ -446,6 +470,47 @@ mod tests {
             .map(|h| h.0)
             .collect();
         assert_eq!(keys, HashSet::from([0, 3, 10, 30, 40, 50, 60, 70]));
+    }
+
+    #[test]
+    fn kind_filter_fast_path_agrees_with_the_reference_filter() {
+        let mut s = State::new(2, AnnConfig::default());
+        let rows: Vec<(u64, Memory)> = (0..60u32).map(|i| (u64::from(i) + 1, memory(i))).collect();
+        for (key, m) in &rows {
+            let a = *key as f32 * 0.1;
+            s.upsert(*key, RowMeta::of(m), Some(&[a.cos(), a.sin()]));
+        }
+        // Rewrites that change a row's kind and status, and removals.
+        for key in [3u64, 10, 17] {
+            let mut m = rows[key as usize - 1].1.clone();
+            m.kind = MemoryKind::ALL[(key as usize + 1) % MemoryKind::ALL.len()];
+            m.status = Status::Active;
+            s.upsert(key, RowMeta::of(&m), None);
+        }
+        s.set_status(4, Status::Forgotten);
+        s.remove(20);
+        for kinds in [
+            vec![MemoryKind::Semantic],
+            vec![MemoryKind::Warning, MemoryKind::Episodic],
+            MemoryKind::ALL.to_vec(),
+        ] {
+            let filter = Filter {
+                kinds,
+                ..Filter::default()
+            };
+            let got = s.vector_search("ns", &[1.0, 0.0], 100, &filter);
+            let mut want: Vec<u64> = s
+                .rows
+                .iter()
+                .filter(|(_, m)| m.matches(&filter))
+                .map(|(k, _)| *k)
+                .collect();
+            want.sort_unstable();
+            let mut keys: Vec<u64> = got.iter().map(|h| h.0).collect();
+            keys.sort_unstable();
+            assert!(!want.is_empty());
+            assert_eq!(keys, want, "{:?}", filter.kinds);
+        }
     }
 
     #[test]
