@@ -18,8 +18,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
 use crate::codec::{
-    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, memory_from_row, row_key,
-    tags_json, to_nanos,
+    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, memories_from_json,
+    memories_json_sql, memory_from_row, row_key, tags_json, to_nanos,
 };
 use crate::state::{RowMeta, State};
 
@@ -796,9 +796,9 @@ impl Store for SqliteStore {
     async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         let mut found: HashMap<String, Memory> = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(IN_CHUNK) {
-            let mut qb = QueryBuilder::<Sqlite>::new(format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = "
-            ));
+            // One aggregate row instead of one row per memory (see `memories_json_sql`).
+            let mut qb = QueryBuilder::<Sqlite>::new(memories_json_sql());
+            qb.push(" FROM memories WHERE namespace = ");
             qb.push_bind(ns.as_str().to_owned());
             qb.push(" AND id IN (");
             let mut sep = qb.separated(", ");
@@ -806,8 +806,12 @@ impl Store for SqliteStore {
                 sep.push_bind(id.as_str().to_owned());
             }
             qb.push(")");
-            for row in qb.build().fetch_all(&self.pool).await.map_err(db_err)? {
-                let m = memory_from_row(&row)?;
+            let json: String = qb
+                .build_query_scalar()
+                .fetch_one(&self.pool)
+                .await
+                .map_err(db_err)?;
+            for m in memories_from_json(&json)? {
                 found.insert(m.id.0.clone(), m);
             }
         }

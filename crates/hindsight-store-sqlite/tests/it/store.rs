@@ -130,6 +130,70 @@ async fn insert_get_and_round_trip_exactly() {
     assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
 }
 
+/// `get_many` reads memories through one JSON aggregate row: every field must come back exactly
+/// as `get` (plain rows) returns it, for text JSON must escape and for a sum of f32 deltas that
+/// only 17 significant digits reproduce.
+#[tokio::test]
+async fn get_many_returns_what_get_returns() {
+    let store = SqliteStore::open_in_memory(space()).await.expect("open");
+    let mut tricky = mem(
+        "a",
+        "tricky \"id\"",
+        "quotes \" ' backslash \\ newline \n tab \t nul-free control \u{1} emoji 🦀 中文 {\"json\": [1]}",
+    );
+    tricky.tags = vec!["a\"b".into(), "两个 词".into()];
+    tricky.context = "line one\nline two".into();
+    tricky.entities.insert("k\\ey".into(), "v\"al".into());
+    tricky.importance = 0.1;
+    tricky.usefulness = 1e-7;
+    tricky.task_type = Some(hindsight_core::TaskType::Modify);
+    tricky.outcome = Some(Outcome::Aborted);
+    tricky.status_reason = Some(String::new());
+    tricky.created_at = DateTime::from_timestamp(-1_000_000_000, 1).expect("valid time");
+    tricky.last_accessed_at = DateTime::from_timestamp(9_000_000_000, 999_999_999).expect("valid");
+    tricky.access_count = u64::from(u32::MAX) * 3;
+    let plain = mem("a", "plain", "");
+    store
+        .insert_batch(&[
+            (tricky.clone(), vec_of([1.0, 0.0, 0.0, 0.0])),
+            (plain.clone(), vec_of([0.0, 1.0, 0.0, 0.0])),
+        ])
+        .await
+        .expect("insert");
+    // Usefulness adds f32 deltas in f64: 1 + 2^-24 + 2^-52 is just above the midpoint between
+    // two f32s, so it must round up; written with SQLite's 15 JSON digits (1.00000005960464) it
+    // would round down.
+    for delta in [1.0f32, 2f32.powi(-24), 2f32.powi(-52)] {
+        store
+            .add_usefulness(&ns("a"), &plain.id, delta)
+            .await
+            .expect("usefulness");
+    }
+    let ids = [plain.id.clone(), MemoryId::new("absent"), tricky.id.clone()];
+    let many = store.get_many(&ns("a"), &ids).await.expect("get_many");
+    let one_by_one = vec![
+        store
+            .get(&ns("a"), &plain.id)
+            .await
+            .expect("get")
+            .expect("plain"),
+        store
+            .get(&ns("a"), &tricky.id)
+            .await
+            .expect("get")
+            .expect("tricky"),
+    ];
+    assert_eq!(many, one_by_one);
+    assert_eq!(many[1], tricky);
+    assert!(
+        store
+            .get_many(&ns("b"), &ids)
+            .await
+            .expect("other ns")
+            .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn three_paths_find_what_they_should() {
     let store = SqliteStore::open_in_memory(space()).await.expect("open");
