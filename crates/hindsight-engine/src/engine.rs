@@ -101,6 +101,8 @@ pub struct SearchResponse {
 /// stays zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchTimings {
+    /// Query understanding and starting the paths, before the embedding is awaited.
+    pub setup: Duration,
     /// The query embedding: a cache lookup, or the forward pass (including waiting for a merged pass).
     pub embedding: Duration,
     /// Waiting for the embedding after the structured path finished.
@@ -108,6 +110,9 @@ pub struct SearchTimings {
     pub keyword: Duration,
     pub structured: Duration,
     pub vector: Duration,
+    /// Waiting for the keyword and structured paths after the vector search (their own time
+    /// is `keyword` and `structured`; this is what of it, plus scheduling, the search still waited for).
+    pub paths_wait: Duration,
     /// Loading the candidate memories.
     pub fetch: Duration,
     /// Fusion, ranking factors and building the hits.
@@ -123,13 +128,15 @@ pub struct SearchTimings {
 
 impl SearchTimings {
     /// Every stage with its name, in pipeline order (the names a profile reports them under).
-    pub fn stages(&self) -> [(&'static str, Duration); 10] {
+    pub fn stages(&self) -> [(&'static str, Duration); 12] {
         [
+            ("setup", self.setup),
             ("embedding", self.embedding),
             ("embedding_wait", self.embedding_wait),
             ("keyword", self.keyword),
             ("structured", self.structured),
             ("vector", self.vector),
+            ("paths_wait", self.paths_wait),
             ("fetch", self.fetch),
             ("rank", self.rank),
             ("consensus", self.consensus),
@@ -761,6 +768,7 @@ impl Engine {
                 "quarantined memories are never returned by search; list them with `hindsight quarantine list`",
             ));
         }
+        let setup = Instant::now();
         let now = req.now.unwrap_or_else(Utc::now);
         let ns = &req.namespace;
         let understanding = understand(&req.query, now);
@@ -791,6 +799,7 @@ impl Engine {
             );
             spawn_path(async move { store.structured_search(&ns, &query, depth, &filter).await })
         });
+        timings.setup = setup.elapsed();
         if let Some(embedding) = embedding {
             let t = Instant::now();
             let (q, took, cached) = embedding.finish_timed().await;
@@ -804,12 +813,14 @@ impl Engine {
             lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
             timings.vector = t.elapsed();
         }
+        let t = Instant::now();
         if let Some(task) = keyword {
             (lists[1], timings.keyword) = task.join("keyword").await?;
         }
         if let Some(task) = structured {
             (lists[2], timings.structured) = task.join("structured").await?;
         }
+        timings.paths_wait = t.elapsed();
         let t = Instant::now();
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
         ids.sort();

@@ -364,10 +364,22 @@ impl FlatIndex {
             (
                 int8_dot(code, &q) as f32 * c.scales[slot] * q_scale,
                 self.keys[slot],
+                slot,
             )
         });
-        let shortlist = top_k_scored(rows, rerank, &|_| true);
-        self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k)
+        let shortlist = top_k_with(rows, rerank, &|_| true);
+        // Exact scores of the shortlist by slot (no key lookups), rows prefetched as above.
+        let row = |slot: usize| &self.data[slot * dim..(slot + 1) * dim];
+        for &(_, _, slot) in shortlist.iter().take(AHEAD) {
+            crate::kernels::prefetch(row(slot));
+        }
+        let exact = shortlist.iter().enumerate().map(|(i, &(key, _, slot))| {
+            if let Some(&(_, _, next)) = shortlist.get(i + AHEAD) {
+                crate::kernels::prefetch(row(next));
+            }
+            (simd_dot(row(slot), query), key)
+        });
+        top_k_scored(exact, k, &|_| true)
     }
 
     /// The best `m` rows of `range` by approximate (int8) score.
@@ -603,26 +615,55 @@ fn top_k_scored(
     k: usize,
     accept: &dyn Fn(u64) -> bool,
 ) -> Vec<(u64, f32)> {
-    let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
-    for (score, key) in rows {
+    top_k_with(rows.map(|(score, key)| (score, key, ())), k, accept)
+        .into_iter()
+        .map(|(key, score, ())| (key, score))
+        .collect()
+}
+
+/// [`top_k_scored`] carrying a payload with each row (a slot, say), best first.
+fn top_k_with<T: Copy>(
+    rows: impl Iterator<Item = (f32, u64, T)>,
+    k: usize,
+    accept: &dyn Fn(u64) -> bool,
+) -> Vec<(u64, f32, T)> {
+    struct Entry<T>(Candidate, T);
+    impl<T> PartialEq for Entry<T> {
+        fn eq(&self, other: &Self) -> bool {
+            self.0 == other.0
+        }
+    }
+    impl<T> Eq for Entry<T> {}
+    impl<T> PartialOrd for Entry<T> {
+        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl<T> Ord for Entry<T> {
+        fn cmp(&self, other: &Self) -> Ordering {
+            self.0.cmp(&other.0)
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<Entry<T>>> = BinaryHeap::with_capacity(k + 1);
+    for (score, key, payload) in rows {
         let cand = Candidate { score, key };
         if heap.len() == k {
-            if heap.peek().is_some_and(|Reverse(worst)| cand <= *worst) {
+            if heap.peek().is_some_and(|Reverse(worst)| cand <= worst.0) {
                 continue;
             }
             if !accept(key) {
                 continue;
             }
             heap.pop();
-            heap.push(Reverse(cand));
+            heap.push(Reverse(Entry(cand, payload)));
         } else if accept(key) {
-            heap.push(Reverse(cand));
+            heap.push(Reverse(Entry(cand, payload)));
         }
     }
     // `into_sorted_vec` is ascending in `Reverse`, i.e. best first.
     heap.into_sorted_vec()
         .into_iter()
-        .map(|Reverse(c)| (c.key, c.score))
+        .map(|Reverse(Entry(c, payload))| (c.key, c.score, payload))
         .collect()
 }
 
