@@ -94,18 +94,17 @@ pub struct SearchResponse {
 
 /// Where one search spent its time, stage by stage (wall time as the search saw it).
 ///
-/// The query embedding runs on the blocking pool and the keyword path in its own task, both
-/// *while* the structured path runs; `embedding_wait` is what the search still waited for the
-/// embedding after the structured path, and the keyword path is joined after the vector search.
-/// `total` is the whole read pipeline (validation to the last stage). A stage that did not run
-/// stays zero.
+/// The query embedding runs on the blocking pool while the keyword and structured paths run as
+/// their own tasks; `embedding_wait` is what the search waited for the embedding, and
+/// `paths_wait` what it still waited for the two path tasks after its vector search. `total` is
+/// the whole read pipeline (validation to the last stage). A stage that did not run stays zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchTimings {
     /// Query understanding and starting the paths, before the embedding is awaited.
     pub setup: Duration,
     /// The query embedding: a cache lookup, or the forward pass (including waiting for a merged pass).
     pub embedding: Duration,
-    /// Waiting for the embedding after the structured path finished.
+    /// Waiting for the embedding (the keyword and structured paths run meanwhile).
     pub embedding_wait: Duration,
     pub keyword: Duration,
     pub structured: Duration,

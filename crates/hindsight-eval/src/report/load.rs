@@ -248,8 +248,9 @@ fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
     md.push_str(
         "\n## Where the server spends a search\n\nServer-side stage timings of `memory_search` \
          (the engine's own clock). The query embedding runs while the keyword and structured \
-         paths do; `embedding_wait` is what the search still waited for it after the structured \
-         path; `ran` counts the searches that ran a stage.\n\n\
+         paths do; `embedding_wait` is what the search waited for it, `paths_wait` what it still \
+         waited for those two paths after the vector search; `ran` counts the searches that ran \
+         a stage.\n\n\
          | phase | concurrency | searches | cached embeddings | stage | ran | p50 ms | p95 ms | mean ms |\n\
          |---|---|---|---|---|---|---|---|---|\n",
     );
