@@ -15,8 +15,8 @@ use crate::flat::FlatIndex;
 /// Three tiers per namespace: below `threshold` an exact f32 scan; from `threshold` up to
 /// `graph_threshold` a scan of quantised copies whose best `int8_rerank` candidates are re-scored
 /// exactly (with `prefilter_divisor` set, a sign-bit scan first keeps the best
-/// `len / prefilter_divisor` rows for the int8 stage: recall@10 0.999 at 0.78 ms on one thread
-/// for the queries below, against 0.98-1.06 ms on two for the full int8 scan); at
+/// `len / prefilter_divisor` rows for the int8 stage: recall@10 0.999 at 0.61-0.78 ms on one
+/// thread for the queries below, against 0.87-1.06 ms on two for the full int8 scan); at
 /// `graph_threshold` and above the HNSW graph. The middle tier exists
 /// because the query log's questions sit far from every stored memory, where HNSW loses recall:
 /// on 100k real MiniLM vectors, recall@10 is 0.87 at `ef` 128 (0.4 ms) and 0.95 at 512 (1.4 ms),
