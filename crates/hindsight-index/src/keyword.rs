@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use tantivy::collector::TopDocs;
+use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -254,6 +255,9 @@ impl KeywordIndex {
         // scored the whole posting lists again and again (100k memories: 12-18 ms a query). A
         // tie wider than this is cut in tantivy's order, which depends on the segment layout.
         let max_fetch = k.saturating_mul(32).max(fetch);
+        // Each segment's `key` column, opened once per search: opening it resolves the field by
+        // name and reads the column's metadata, which per hit cost more than the search itself.
+        let mut keys: Vec<Option<Column<u64>>> = vec![None; searcher.segment_readers().len()];
         loop {
             // No hit count: counting would score every matching document.
             let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
@@ -261,7 +265,7 @@ impl KeywordIndex {
             let lowest_fetched = top.last().map(|(score, _)| *score);
             let mut out = Vec::with_capacity(top.len());
             for (score, addr) in top {
-                let Some(key) = self.key_of(&searcher, addr)? else {
+                let Some(key) = key_of(&searcher, addr, &mut keys)? else {
                     continue;
                 };
                 if accept(key) {
@@ -287,18 +291,32 @@ impl KeywordIndex {
         }
     }
 
-    fn key_of(&self, searcher: &tantivy::Searcher, addr: DocAddress) -> Result<Option<u64>> {
-        let column = searcher
-            .segment_reader(addr.segment_ord)
-            .fast_fields()
-            .u64("key")?;
-        Ok(column.first(addr.doc_id))
-    }
-
     /// The underlying tantivy index (diagnostics).
     pub fn tantivy_index(&self) -> &Index {
         &self.index
     }
+}
+
+/// The row key of the document at `addr`, from its segment's `key` column (opened on first use
+/// and kept in `columns`, one slot per segment).
+fn key_of(
+    searcher: &tantivy::Searcher,
+    addr: DocAddress,
+    columns: &mut [Option<Column<u64>>],
+) -> Result<Option<u64>> {
+    let slot = columns
+        .get_mut(addr.segment_ord as usize)
+        .ok_or_else(|| tantivy::TantivyError::InvalidArgument("segment out of range".into()))?;
+    let column = match slot {
+        Some(column) => column,
+        None => slot.insert(
+            searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("key")?,
+        ),
+    };
+    Ok(column.first(addr.doc_id))
 }
 
 #[cfg(test)]
