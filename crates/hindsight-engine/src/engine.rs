@@ -100,7 +100,8 @@ pub struct SearchResponse {
 /// the whole read pipeline (validation to the last stage). A stage that did not run stays zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchTimings {
-    /// Query understanding and starting the paths, before the embedding is awaited.
+    /// Query understanding and starting the paths, before the embedding is awaited (a cached
+    /// query embedding is looked up in here too, so on a hit this overlaps `embedding`).
     pub setup: Duration,
     /// The query embedding: a cache lookup, or the forward pass (including waiting for a merged pass).
     pub embedding: Duration,
@@ -109,8 +110,9 @@ pub struct SearchTimings {
     pub keyword: Duration,
     pub structured: Duration,
     pub vector: Duration,
-    /// Waiting for the keyword and structured paths after the vector search (their own time
-    /// is `keyword` and `structured`; this is what of it, plus scheduling, the search still waited for).
+    /// Waiting for the keyword and structured paths after the vector search, or for all of them
+    /// when the vector path is off (their own time is `keyword` and `structured`; this is what
+    /// of it, plus scheduling, the search still waited for). Zero when neither ran.
     pub paths_wait: Duration,
     /// Loading the candidate memories.
     pub fetch: Duration,
@@ -813,13 +815,16 @@ impl Engine {
             timings.vector = t.elapsed();
         }
         let t = Instant::now();
+        let waited = keyword.is_some() || structured.is_some();
         if let Some(task) = keyword {
             (lists[1], timings.keyword) = task.join("keyword").await?;
         }
         if let Some(task) = structured {
             (lists[2], timings.structured) = task.join("structured").await?;
         }
-        timings.paths_wait = t.elapsed();
+        if waited {
+            timings.paths_wait = t.elapsed();
+        }
         let t = Instant::now();
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
         ids.sort();

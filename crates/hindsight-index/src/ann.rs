@@ -38,7 +38,8 @@ pub struct AnnConfig {
     /// Below this many vectors every search is an exact f32 scan.
     pub threshold: usize,
     /// At or above this many vectors (and at least `threshold`) the HNSW graph answers; between
-    /// the two thresholds the int8 scan does. `usize::MAX`: never build a graph.
+    /// the two thresholds (and above, should the graph fail) the prefilter cascade or the int8
+    /// scan does. `usize::MAX`: never build a graph.
     pub graph_threshold: usize,
     /// Candidates of the int8 scan re-scored in f32 (at least `3 k` for a top-`k` search).
     pub int8_rerank: usize,
@@ -405,18 +406,22 @@ impl AnnIndex {
             if !self.flat.has_int8() {
                 return (self.flat.search(query, k, accept), SearchMode::Exact);
             }
-            return match self.config.mode_at(len) {
-                SearchMode::Exact => (self.flat.search(query, k, accept), SearchMode::Exact),
-                SearchMode::Prefiltered => {
-                    let candidates = self.config.prefilter_candidates(len).unwrap_or(len);
-                    (
-                        self.flat
-                            .search_prefiltered(query, k, candidates, rerank, accept),
-                        SearchMode::Prefiltered,
-                    )
-                }
-                // A failed graph (or a graph tier without a graph yet): the int8 scan.
-                SearchMode::Int8 | SearchMode::Graph | SearchMode::Fallback => (
+            if self.config.mode_at(len) == SearchMode::Exact {
+                return (self.flat.search(query, k, accept), SearchMode::Exact);
+            }
+            // The middle tier, or a graph tier without its graph (failed, or not built yet):
+            // the prefilter cascade when it is on and would drop rows, else the int8 scan.
+            return match self
+                .config
+                .prefilter_candidates(len)
+                .filter(|&c| c.max(k) < len)
+            {
+                Some(candidates) => (
+                    self.flat
+                        .search_prefiltered(query, k, candidates, rerank, accept),
+                    SearchMode::Prefiltered,
+                ),
+                None => (
                     self.flat.search_int8(query, k, rerank, accept),
                     SearchMode::Int8,
                 ),

@@ -21,6 +21,10 @@ pub struct FlatIndex {
     codes: Option<Int8Codes>,
 }
 
+/// The prefilter's stage-1 pool may always span this many rows (or four times the candidates
+/// asked for) before the int8 scan answers instead (see [`FlatIndex::search_prefiltered`]).
+const PREFILTER_POOL_CAP_MIN: usize = 4096;
+
 /// From this many rows the int8 scan splits over two threads (a thread costs tens of µs; the
 /// scan of 32k rows about 0.4 ms).
 const PARALLEL_INT8_MIN_ROWS: usize = 32_768;
@@ -55,9 +59,10 @@ fn sign_bits(v: &[f32], out: &mut [u64]) {
     }
 }
 
-/// The four bit planes of `query` quantised to 4 bits (`q4 = round(7 x / max |x|)` clamped to
-/// `-8..=7`, stored as `q4 + 8`), plane 0 first, `words` words each: the query side of
-/// [`crate::kernels::sign_scores`]. A zero or non-finite query gives all-zero codes (`q4 = 0`).
+/// The four bit planes of `query` quantised to 4 bits (`q4 = round(7 x / max |x|)`, so in
+/// `-7..=7`; the clamp to `-8..=7` only guards rounding), stored as `q4 + 8`, plane 0 first,
+/// `words` words each: the query side of [`crate::kernels::sign_scores`]. A zero or non-finite
+/// query gives all-zero codes (`q4 = 0`).
 fn query_planes(query: &[f32], words: usize) -> Vec<u64> {
     let max = query.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     let inv = if max > 0.0 && max.is_finite() {
@@ -288,7 +293,9 @@ impl FlatIndex {
     /// bits (or outside the best `rerank` by int8). `accept` is consulted for about a quarter
     /// more rows than `candidates` when it admits most rows; with a selective filter the stage-1
     /// cut is lowered until `candidates` admitted rows are in. With `candidates` at or above the
-    /// row count, or without an int8 copy, this is [`FlatIndex::search_int8`].
+    /// row count, without an int8 copy, or when the cut would take more than
+    /// `max(4 candidates, 4096)` rows (a query whose sign scores all tie, a filter rejecting most
+    /// rows), this is [`FlatIndex::search_int8`].
     pub fn search_prefiltered(
         &self,
         query: &[f32],
@@ -322,6 +329,10 @@ impl FlatIndex {
             histogram(scores, offset, 15 * self.dim + 1, hist);
             let mut pool: Vec<(usize, i32)> = Vec::with_capacity(candidates + candidates / 2);
             let (mut hi, mut taken) = (hist.len(), 0usize);
+            // Beyond this many rows the cascade would do more scattered int8 work than the int8
+            // scan's sequential pass: a degenerate query (all zero: every row ties) or a filter
+            // rejecting most rows. The int8 scan answers instead.
+            let cap = (4 * candidates).max(PREFILTER_POOL_CAP_MIN);
             while pool.len() < candidates && hi > 0 {
                 let missing = candidates - pool.len();
                 let want = if taken == 0 {
@@ -339,6 +350,9 @@ impl FlatIndex {
                     lo -= 1;
                     more += hist[lo] as usize;
                 }
+                if taken + more > cap {
+                    return None;
+                }
                 // In i32, as the scores are (|score| <= 8 dim).
                 let (lo_s, hi_s) = ((lo as i64 - offset) as i32, (hi as i64 - offset) as i32);
                 for (slot, &s) in scores.iter().enumerate() {
@@ -355,10 +369,15 @@ impl FlatIndex {
                 let (_, &mut cut, _) = best.select_nth_unstable_by(candidates - 1, |a, b| b.cmp(a));
                 pool.retain(|&(_, s)| s >= cut);
             }
-            pool.into_iter()
-                .map(|(slot, _)| slot)
-                .collect::<Vec<usize>>()
+            Some(
+                pool.into_iter()
+                    .map(|(slot, _)| slot)
+                    .collect::<Vec<usize>>(),
+            )
         });
+        let Some(pool) = pool else {
+            return self.search_int8(query, k, rerank, accept);
+        };
         let mut q = vec![0i8; self.dim];
         let q_scale = quantize(query, &mut q);
         let dim = self.dim;
@@ -959,7 +978,7 @@ mod tests {
     fn prefilter_keeps_every_admitted_row_when_the_filter_is_selective() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
-        let (n, dim) = (5_000usize, 32usize);
+        let (n, dim) = (3_000usize, 32usize);
         let mut idx = FlatIndex::with_capacity(dim, n);
         idx.enable_int8();
         let mut reference = Vec::with_capacity(n);
@@ -976,10 +995,11 @@ mod tests {
                     .map(|_| rng.random_range(-1.0f32..1.0))
                     .collect::<Vec<_>>(),
             );
-            // 500 admitted rows, 600 candidates asked for: the cut must fall until every
-            // admitted row is in, which makes the answer the exact one.
+            // 300 admitted rows, 350 candidates asked for: the cut must fall until every
+            // admitted row is in (3000 rows taken, under the 4096-row cap), which makes the
+            // answer the exact one.
             let want = naive(&reference, &q, 10, &accept);
-            assert_eq!(idx.search_prefiltered(&q, 10, 600, 600, &accept), want);
+            assert_eq!(idx.search_prefiltered(&q, 10, 350, 350, &accept), want);
             // Fewer candidates: still only admitted rows, and as many as asked for.
             let got = idx.search_prefiltered(&q, 10, 50, 50, &accept);
             assert_eq!(got.len(), 10);

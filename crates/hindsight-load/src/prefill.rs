@@ -211,16 +211,18 @@ pub fn ann_recall(
         cuts.push(c);
         cuts.sort_unstable();
     }
+    // Re-scored as the store does: at least 3 k.
+    let rerank = config.int8_rerank.max(k.saturating_mul(3));
     let prefilter_sweep = cuts
         .into_iter()
         .filter(|&c| c < vectors.len())
         .map(|candidates| {
             let m = measure(&flat, queries, &exact, &|q| {
-                flat.search_prefiltered(q, k, candidates, config.int8_rerank, &|_| true)
+                flat.search_prefiltered(q, k, candidates, rerank, &|_| true)
             });
             PrefilterSweepRow {
                 candidates: candidates as u64,
-                rerank: config.int8_rerank as u64,
+                rerank: rerank as u64,
                 recall: m.recall,
                 recall_tolerant: m.recall_tolerant,
                 p50_ms: m.p50_ms,

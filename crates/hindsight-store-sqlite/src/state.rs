@@ -54,8 +54,12 @@ impl RowMeta {
 
 /// True when the filter only says "active memories" (the common case, served by a fast path).
 pub(crate) fn is_active_only(f: &Filter) -> bool {
-    f.kinds.is_empty()
-        && f.tags.is_empty()
+    f.kinds.is_empty() && is_active_only_but_kinds(f)
+}
+
+/// [`is_active_only`] apart from `kinds` (which the caller checks itself).
+fn is_active_only_but_kinds(f: &Filter) -> bool {
+    f.tags.is_empty()
         && f.entities.is_empty()
         && f.outcomes.is_empty()
         && f.task_types.is_empty()
@@ -71,17 +75,17 @@ const TAGGED_EXACT_MAX: usize = 4096;
 #[derive(Debug)]
 pub(crate) struct NsVectors {
     pub vectors: AnnIndex,
-    pub inactive: KeySet,
-    /// Keys per kind: the write path's duplicate check filters by kind, and this answers that
-    /// filter without looking up each candidate's metadata.
-    pub by_kind: HashMap<MemoryKind, KeySet>,
+    /// The namespace's keys that are not active (whether there are any decides the unfiltered
+    /// search; membership is asked of [`State::inactive_bits`]).
+    pub inactive: HashSet<u64>,
     /// Keys per exact tag (as [`Filter`] compares tags), so a selective tag filter (the
     /// consensus check's lesson lookup) scores its few rows instead of searching the graph.
     pub tagged: HashMap<String, HashSet<u64>>,
 }
 
 /// A set of row keys. Keys are SQLite rowids (`AUTOINCREMENT`: small and dense), so they live in
-/// a bitset, one bit per rowid up to the largest: the vector search asks about thousands of rows
+/// a bitset, one bit per rowid up to the largest (the state keeps a few, store-wide): the vector
+/// search asks about thousands of rows
 /// per query, and a probe into a hash set of the namespace's 15k superseded memories missed the
 /// cache each time, where the bitset is 14 KB at 110k rows (the load test's vector stage at
 /// concurrency 1: 1.47 -> 1.37 ms).
@@ -91,7 +95,6 @@ pub(crate) struct NsVectors {
 pub(crate) struct KeySet {
     bits: Vec<u64>,
     large: HashSet<u64>,
-    len: usize,
 }
 
 impl KeySet {
@@ -109,7 +112,7 @@ impl KeySet {
 
     /// Adds `key`; whether it was absent.
     pub fn insert(&mut self, key: u64) -> bool {
-        let added = if key < Self::BITSET_LIMIT {
+        if key < Self::BITSET_LIMIT {
             let word = (key / 64) as usize;
             if word >= self.bits.len() {
                 self.bits.resize(word + 1, 0);
@@ -120,14 +123,12 @@ impl KeySet {
             absent
         } else {
             self.large.insert(key)
-        };
-        self.len += usize::from(added);
-        added
+        }
     }
 
     /// Drops `key`; whether it was present.
     pub fn remove(&mut self, key: u64) -> bool {
-        let removed = if key < Self::BITSET_LIMIT {
+        if key < Self::BITSET_LIMIT {
             let mask = 1u64 << (key % 64);
             match self.bits.get_mut((key / 64) as usize) {
                 Some(w) if *w & mask != 0 => {
@@ -138,13 +139,7 @@ impl KeySet {
             }
         } else {
             self.large.remove(&key)
-        };
-        self.len -= usize::from(removed);
-        removed
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        }
     }
 }
 
@@ -170,6 +165,12 @@ pub(crate) struct State {
     loading: bool,
     pub rows: HashMap<u64, RowMeta>,
     pub namespaces: HashMap<String, NsVectors>,
+    /// Every key that is not active, and the keys of each kind, store-wide: a namespace's
+    /// vector index only holds that namespace's keys, so the vector search's filter can ask
+    /// these (one load each) instead of `rows`. Store-wide rather than per namespace, so their
+    /// size is bounded by the largest rowid once, not once per namespace.
+    inactive_bits: KeySet,
+    kind_bits: HashMap<MemoryKind, KeySet>,
 }
 
 impl State {
@@ -180,6 +181,8 @@ impl State {
             loading: false,
             rows: HashMap::new(),
             namespaces: HashMap::new(),
+            inactive_bits: KeySet::default(),
+            kind_bits: HashMap::new(),
         }
     }
 
@@ -212,8 +215,7 @@ impl State {
                 } else {
                     AnnIndex::new(dim, ann)
                 },
-                inactive: KeySet::default(),
-                by_kind: HashMap::new(),
+                inactive: HashSet::new(),
                 tagged: HashMap::new(),
             });
         if let Some(v) = vector {
@@ -221,18 +223,20 @@ impl State {
         }
         if let Some(old) = self.rows.get(&key) {
             ns.untag(key, &old.tags);
-            if let Some(set) = ns.by_kind.get_mut(&old.kind) {
+            if let Some(set) = self.kind_bits.get_mut(&old.kind) {
                 set.remove(key);
             }
         }
-        ns.by_kind.entry(meta.kind).or_default().insert(key);
+        self.kind_bits.entry(meta.kind).or_default().insert(key);
         for t in &meta.tags {
             ns.tagged.entry(t.clone()).or_default().insert(key);
         }
         if meta.status == Status::Active {
-            ns.inactive.remove(key);
+            ns.inactive.remove(&key);
+            self.inactive_bits.remove(key);
         } else {
             ns.inactive.insert(key);
+            self.inactive_bits.insert(key);
         }
         self.rows.insert(key, meta);
     }
@@ -242,9 +246,11 @@ impl State {
             meta.status = status;
             if let Some(ns) = self.namespaces.get_mut(&meta.namespace) {
                 if status == Status::Active {
-                    ns.inactive.remove(key);
+                    ns.inactive.remove(&key);
+                    self.inactive_bits.remove(key);
                 } else {
                     ns.inactive.insert(key);
+                    self.inactive_bits.insert(key);
                 }
             }
         }
@@ -255,8 +261,9 @@ impl State {
             && let Some(ns) = self.namespaces.get_mut(&meta.namespace)
         {
             ns.vectors.remove(key);
-            ns.inactive.remove(key);
-            if let Some(set) = ns.by_kind.get_mut(&meta.kind) {
+            ns.inactive.remove(&key);
+            self.inactive_bits.remove(key);
+            if let Some(set) = self.kind_bits.get_mut(&meta.kind) {
                 set.remove(key);
             }
             ns.untag(key, &meta.tags);
@@ -279,20 +286,17 @@ impl State {
                 ns.vectors.search_all(query, k)
             } else {
                 ns.vectors
-                    .search(query, k, &|key| !ns.inactive.contains(key))
+                    .search(query, k, &|key| !self.inactive_bits.contains(key))
             }
-        } else if is_active_only(&Filter {
-            kinds: Vec::new(),
-            ..filter.clone()
-        }) {
+        } else if is_active_only_but_kinds(filter) {
             // Only kinds (and the default status): two bitset loads per candidate.
             let kinds: Vec<&KeySet> = filter
                 .kinds
                 .iter()
-                .filter_map(|kind| ns.by_kind.get(kind))
+                .filter_map(|kind| self.kind_bits.get(kind))
                 .collect();
             ns.vectors.search(query, k, &|key| {
-                !ns.inactive.contains(key) && kinds.iter().any(|set| set.contains(key))
+                !self.inactive_bits.contains(key) && kinds.iter().any(|set| set.contains(key))
             })
         } else {
             let admits = |key: u64| self.rows.get(&key).is_some_and(|m| m.matches(filter));
@@ -490,6 +494,12 @@ mod tests {
         }
         s.set_status(4, Status::Forgotten);
         s.remove(20);
+        // Another namespace's rows share the store-wide bitsets but never its vector index.
+        for i in 0..10u32 {
+            let mut m = memory(i);
+            m.namespace = Namespace::new("other");
+            s.upsert(1000 + u64::from(i), RowMeta::of(&m), Some(&[1.0, 0.0]));
+        }
         for kinds in [
             vec![MemoryKind::Semantic],
             vec![MemoryKind::Warning, MemoryKind::Episodic],
@@ -503,7 +513,7 @@ mod tests {
             let mut want: Vec<u64> = s
                 .rows
                 .iter()
-                .filter(|(_, m)| m.matches(&filter))
+                .filter(|(_, m)| m.namespace == "ns" && m.matches(&filter))
                 .map(|(k, _)| *k)
                 .collect();
             want.sort_unstable();
@@ -517,13 +527,12 @@ mod tests {
     #[test]
     fn key_set_tracks_small_and_large_keys() {
         let mut set = KeySet::default();
-        assert!(set.is_empty() && !set.contains(0) && !set.contains(u64::MAX));
+        assert!(!set.contains(0) && !set.contains(u64::MAX));
         for key in [0, 63, 64, 1000, KeySet::BITSET_LIMIT, u64::MAX] {
             assert!(set.insert(key), "{key}");
             assert!(!set.insert(key), "{key} twice");
             assert!(set.contains(key), "{key}");
         }
-        assert_eq!(set.len, 6);
         assert!(!set.contains(1) && !set.contains(65) && !set.contains(999));
         for key in [63, u64::MAX] {
             assert!(set.remove(key));
@@ -535,7 +544,11 @@ mod tests {
         for key in [0, 64, 1000, KeySet::BITSET_LIMIT] {
             assert!(set.remove(key));
         }
-        assert!(set.is_empty());
+        assert!(
+            [0, 63, 64, 1000, KeySet::BITSET_LIMIT, u64::MAX]
+                .iter()
+                .all(|&key| !set.contains(key))
+        );
     }
 
     #[test]
