@@ -50,6 +50,60 @@ pub(crate) fn table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// HTML for the Markdown this crate writes itself: `#`/`##` headings, pipe tables (header row,
+/// separator row, body rows; `\|` is a literal pipe), `- ` list items and paragraphs. Inline
+/// markup (`**bold**`, backticks) is shown as written. Not a general Markdown renderer.
+pub(crate) fn from_report_markdown(md: &str) -> String {
+    let mut out = String::new();
+    let mut lines = md.lines().peekable();
+    let cells = |line: &str| -> Vec<String> {
+        let inner = line.trim().trim_start_matches('|');
+        let inner = inner.strip_suffix('|').unwrap_or(inner);
+        let (mut cells, mut cell) = (Vec::new(), String::new());
+        let mut chars = inner.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&'|') => {
+                    chars.next();
+                    cell.push('|');
+                }
+                '|' => cells.push(std::mem::take(&mut cell).trim().to_owned()),
+                c => cell.push(c),
+            }
+        }
+        cells.push(cell.trim().to_owned());
+        cells
+    };
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(h) = t.strip_prefix("## ") {
+            let _ = writeln!(out, "<h2>{}</h2>", escape(h));
+        } else if let Some(h) = t.strip_prefix("# ") {
+            let _ = writeln!(out, "<h1>{}</h1>", escape(h));
+        } else if t.starts_with('|') {
+            let header = cells(t);
+            // The separator row, when present.
+            if lines.peek().is_some_and(|l| l.trim().starts_with("|---")) {
+                lines.next();
+            }
+            let mut rows = Vec::new();
+            while let Some(l) = lines.peek().filter(|l| l.trim().starts_with('|')) {
+                rows.push(cells(l));
+                lines.next();
+            }
+            out.push_str(&table(&header, &rows));
+        } else if let Some(item) = t.strip_prefix("- ") {
+            let _ = writeln!(out, "<ul><li>{}</li></ul>", escape(item));
+        } else {
+            let _ = writeln!(out, "<p>{}</p>", escape(t));
+        }
+    }
+    out
+}
+
 fn strings<const N: usize>(cells: [&str; N]) -> Vec<String> {
     cells.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -241,6 +295,17 @@ pub(crate) fn index_html(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn report_markdown_becomes_headings_tables_lists_and_paragraphs() {
+        let md = "# Title\n\nSome <b> text.\n\n| a | b \\| c |\n|---|---|\n| 1 | x \\| y |\n| 2 |  |\n\n## Part\n\n- item\n";
+        assert_eq!(
+            from_report_markdown(md),
+            "<h1>Title</h1>\n<p>Some &lt;b&gt; text.</p>\n<table>\n<tr><th>a</th><th>b | c</th></tr>\n\
+             <tr><td>1</td><td>x | y</td></tr>\n<tr><td>2</td><td></td></tr>\n</table>\n\
+             <h2>Part</h2>\n<ul><li>item</li></ul>\n"
+        );
+    }
 
     #[test]
     fn escapes_markup() {

@@ -484,11 +484,32 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
         );
     }
     page.push_str(&html::table(&header, &rows));
+    // Everything else `load.md` says (ANN recall sweeps, slowest calls, the server's stage
+    // profile, notes), minus its title, endpoint line and the table above.
+    let rest: String = md
+        .lines()
+        .skip(3)
+        .filter(|l| !is_level_row(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    page.push_str(&html::from_report_markdown(&rest));
     page.push_str("</body></html>\n");
     let index = dir.join("index.html");
     std::fs::write(&index, page).map_err(|e| EvalError::io(&index, e))?;
     files.push(index);
     Ok(files)
+}
+
+/// Whether `line` belongs to the per-level table (already on the page as an HTML table): its
+/// header, separator or a row starting with a phase.
+fn is_level_row(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("| phase | mode |")
+        || t.starts_with("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        || t.starts_with("| cold | closed |")
+        || t.starts_with("| cold | open |")
+        || t.starts_with("| warm | closed |")
+        || t.starts_with("| warm | open |")
 }
 
 /// (label, points) series of `value` for `op` over closed-loop levels, one per phase.
@@ -791,5 +812,20 @@ mod tests {
         assert!(md.contains("(transport, JSON, MCP) |  | 0.500 |"), "{md}");
         assert!(md.contains("(transport, JSON, MCP) |  | 1.000 |"), "{md}");
         assert!(!md.contains("| warm | 4 | 50"), "{md}");
+        // The HTML page carries the same sections: the recall sweeps and the stage profile as
+        // tables, the level table once.
+        let page = std::fs::read_to_string(dir.path().join("index.html")).expect("html");
+        assert!(
+            page.contains("<tr><td>3200</td><td>0.9960</td><td>0.9980</td>")
+                && page.contains("<td>keyword</td>")
+                && page.contains("<td>what | changed last week</td>")
+                && page.contains("<li>a note</li>"),
+            "{page}"
+        );
+        assert_eq!(
+            page.matches("<th>target_rps</th>").count(),
+            1,
+            "the level table appears once: {page}"
+        );
     }
 }
