@@ -42,6 +42,29 @@ fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
     sorted_ms[i]
 }
 
+/// `recall@10=… p50=… ms p99=… ms` of a top-10 search over `queries` against `exact`.
+fn scan_row(
+    queries: &[Vec<f32>],
+    exact: &[Vec<(u64, f32)>],
+    search: impl Fn(&[f32]) -> Vec<(u64, f32)>,
+) -> String {
+    let mut times = Vec::with_capacity(queries.len());
+    let mut recall = 0.0;
+    for (q, truth) in queries.iter().zip(exact) {
+        let t = Instant::now();
+        let hits = search(q);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        recall += recall_at(&hits, truth);
+    }
+    times.sort_by(f64::total_cmp);
+    format!(
+        "recall@10={:.4} p50={:.3} ms p99={:.3} ms",
+        recall / queries.len() as f64,
+        percentile(&times, 0.5),
+        percentile(&times, 0.99)
+    )
+}
+
 /// Recall@10 and latency percentiles of the graph at one `ef`.
 /// `filtered`: through the per-candidate filter callback (accepting everything), as a store does
 /// when some memories are inactive; otherwise the unfiltered graph search.
@@ -144,40 +167,20 @@ fn bench_size(c: &mut Criterion, n: usize) {
     );
     flat.enable_int8();
     for rerank in [20usize, 40, 100] {
-        let mut times = Vec::with_capacity(queries.len());
-        let mut recall = 0.0;
-        for (q, truth) in queries.iter().zip(&exact10) {
-            let t = Instant::now();
-            let hits = flat.search_int8(q, 10, rerank, &|_| true);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            recall += recall_at(&hits, truth);
-        }
-        times.sort_by(f64::total_cmp);
-        eprintln!(
-            "vector bench n={n}: int8 scan rerank={rerank:<4} recall@10={:.4} p50={:.3} ms p99={:.3} ms",
-            recall / queries.len() as f64,
-            percentile(&times, 0.5),
-            percentile(&times, 0.99)
-        );
+        let row = scan_row(&queries, &exact10, |q| {
+            flat.search_int8(q, 10, rerank, &|_| true)
+        });
+        eprintln!("vector bench n={n}: int8 scan rerank={rerank:<4} {row}");
     }
     // The store's middle tier: the sign-bit prefilter keeping len / 32 (at least 2048) rows.
     let candidates = config.prefilter_candidates(n).unwrap_or(n);
     for cut in [candidates / 2, candidates, candidates * 2] {
-        let mut times = Vec::with_capacity(queries.len());
-        let mut recall = 0.0;
-        for (q, truth) in queries.iter().zip(&exact10) {
-            let t = Instant::now();
-            let hits = flat.search_prefiltered(q, 10, cut, config.int8_rerank, &|_| true);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            recall += recall_at(&hits, truth);
-        }
-        times.sort_by(f64::total_cmp);
+        let row = scan_row(&queries, &exact10, |q| {
+            flat.search_prefiltered(q, 10, cut, config.int8_rerank, &|_| true)
+        });
         eprintln!(
-            "vector bench n={n}: sign-bit prefilter candidates={cut:<5} rerank={} recall@10={:.4} p50={:.3} ms p99={:.3} ms",
-            config.int8_rerank,
-            recall / queries.len() as f64,
-            percentile(&times, 0.5),
-            percentile(&times, 0.99)
+            "vector bench n={n}: sign-bit prefilter candidates={cut:<5} rerank={} {row}",
+            config.int8_rerank
         );
     }
 

@@ -403,10 +403,7 @@ impl AnnIndex {
         let Some(graph) = &self.graph else {
             let len = self.flat.len();
             let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
-            if !self.flat.has_int8() {
-                return (self.flat.search(query, k, accept), SearchMode::Exact);
-            }
-            if self.config.mode_at(len) == SearchMode::Exact {
+            if !self.flat.has_int8() || self.config.mode_at(len) == SearchMode::Exact {
                 return (self.flat.search(query, k, accept), SearchMode::Exact);
             }
             // The middle tier, or a graph tier without its graph (failed, or not built yet):

@@ -369,48 +369,27 @@ impl FlatIndex {
                 let (_, &mut cut, _) = best.select_nth_unstable_by(candidates - 1, |a, b| b.cmp(a));
                 pool.retain(|&(_, s)| s >= cut);
             }
-            Some(
-                pool.into_iter()
-                    .map(|(slot, _)| slot)
-                    .collect::<Vec<usize>>(),
-            )
+            Some(pool.into_iter().map(|(slot, _)| slot).collect())
         });
-        let Some(pool) = pool else {
+        let Some(pool): Option<Vec<usize>> = pool else {
             return self.search_int8(query, k, rerank, accept);
         };
         let mut q = vec![0i8; self.dim];
         let q_scale = quantize(query, &mut q);
         let dim = self.dim;
-        // Pool rows are scattered over the codes (tens of MB): hinting a few rows ahead
-        // overlaps their trips to memory (0.34 -> 0.26 ms for 3125 rows at 100k).
-        const AHEAD: usize = 8;
         let code = |slot: usize| &c.codes[slot * dim..(slot + 1) * dim];
-        for &slot in pool.iter().take(AHEAD) {
-            crate::kernels::prefetch(code(slot));
-        }
-        let rows = pool.iter().enumerate().map(|(i, &slot)| {
-            if let Some(&next) = pool.get(i + AHEAD) {
-                crate::kernels::prefetch(code(next));
-            }
-            let code = code(slot);
+        let rows = prefetched(&pool, |&slot| code(slot)).map(|&slot| {
             (
-                int8_dot(code, &q) as f32 * c.scales[slot] * q_scale,
+                int8_dot(code(slot), &q) as f32 * c.scales[slot] * q_scale,
                 self.keys[slot],
                 slot,
             )
         });
         let shortlist = top_k_with(rows, rerank, &|_| true);
-        // Exact scores of the shortlist by slot (no key lookups), rows prefetched as above.
+        // Exact scores of the shortlist by slot (no key lookups).
         let row = |slot: usize| &self.data[slot * dim..(slot + 1) * dim];
-        for &(_, _, slot) in shortlist.iter().take(AHEAD) {
-            crate::kernels::prefetch(row(slot));
-        }
-        let exact = shortlist.iter().enumerate().map(|(i, &(key, _, slot))| {
-            if let Some(&(_, _, next)) = shortlist.get(i + AHEAD) {
-                crate::kernels::prefetch(row(next));
-            }
-            (simd_dot(row(slot), query), key)
-        });
+        let exact = prefetched(&shortlist, |&(_, _, slot)| row(slot))
+            .map(|&(key, _, slot)| (simd_dot(row(slot), query), key));
         top_k_scored(exact, k, &|_| true)
     }
 
@@ -432,6 +411,25 @@ impl FlatIndex {
             .map(|((code, &scale), &key)| (int8_dot(code, q) as f32 * scale * q_scale, key));
         top_k_scored(rows, m, accept)
     }
+}
+
+/// `items` in order, with the memory `row` names for each hinted into cache a few items before
+/// that item is yielded. The cascade's rows are scattered over tens of MB, and overlapping
+/// their trips to memory took its int8 stage from 0.34 to 0.26 ms for 3125 rows at 100k.
+fn prefetched<'a, T, E: 'a>(
+    items: &'a [T],
+    row: impl Fn(&T) -> &'a [E] + 'a,
+) -> impl Iterator<Item = &'a T> + 'a {
+    const AHEAD: usize = 8;
+    for item in items.iter().take(AHEAD) {
+        crate::kernels::prefetch(row(item));
+    }
+    items.iter().enumerate().map(move |(i, item)| {
+        if let Some(next) = items.get(i + AHEAD) {
+            crate::kernels::prefetch(row(next));
+        }
+        item
+    })
 }
 
 thread_local! {

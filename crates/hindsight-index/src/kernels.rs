@@ -104,16 +104,7 @@ fn fixed<const W: usize>(bits: &[u64], planes: &[u64], out: &mut [i32]) {
     let p: [[u64; W]; 4] = std::array::from_fn(|j| std::array::from_fn(|w| planes[j * W + w]));
     let (rows, _) = bits.as_chunks::<W>();
     for (row, o) in rows.iter().zip(out.iter_mut()) {
-        let (mut s, mut ones) = (0u32, 0u32);
-        for w in 0..W {
-            let x = row[w];
-            ones += x.count_ones();
-            s += (p[0][w] & x).count_ones()
-                + 2 * (p[1][w] & x).count_ones()
-                + 4 * (p[2][w] & x).count_ones()
-                + 8 * (p[3][w] & x).count_ones();
-        }
-        *o = s as i32 - 8 * ones as i32;
+        *o = row_score(row, [&p[0], &p[1], &p[2], &p[3]]);
     }
 }
 
@@ -123,17 +114,23 @@ fn dynamic(bits: &[u64], words: usize, planes: &[u64], out: &mut [i32]) {
     let (p1, rest) = rest.split_at(words);
     let (p2, p3) = rest.split_at(words);
     for (row, o) in bits.chunks_exact(words).zip(out.iter_mut()) {
-        let (mut s, mut ones) = (0u32, 0u32);
-        for w in 0..words {
-            let x = row[w];
-            ones += x.count_ones();
-            s += (p0[w] & x).count_ones()
-                + 2 * (p1[w] & x).count_ones()
-                + 4 * (p2[w] & x).count_ones()
-                + 8 * (p3[w] & x).count_ones();
-        }
-        *o = s as i32 - 8 * ones as i32;
+        *o = row_score(row, [p0, p1, p2, p3]);
     }
+}
+
+/// One row's score against the four planes (all of the row's length; inlined into [`fixed`],
+/// where that length is a constant).
+#[inline(always)]
+fn row_score(row: &[u64], p: [&[u64]; 4]) -> i32 {
+    let (mut s, mut ones) = (0u32, 0u32);
+    for (w, &x) in row.iter().enumerate() {
+        ones += x.count_ones();
+        s += (p[0][w] & x).count_ones()
+            + 2 * (p[1][w] & x).count_ones()
+            + 4 * (p[2][w] & x).count_ones()
+            + 8 * (p[3][w] & x).count_ones();
+    }
+    s as i32 - 8 * ones as i32
 }
 
 #[cfg(test)]

@@ -205,7 +205,7 @@ pub fn ann_recall(
             }
         })
         .collect();
-    // The store's own cut (when the prefilter is on) between half and twice it.
+    // Fixed cuts, plus the store's own at this size (when the prefilter is on).
     let mut cuts = vec![1600usize, 3200, 6400];
     if let Some(c) = prefilter_default.filter(|c| !cuts.contains(c)) {
         cuts.push(c);

@@ -86,18 +86,21 @@ pub(crate) fn memory_from_row(row: &SqliteRow) -> Result<Memory> {
 /// and with the caller faster than SQLite each row costs a wake-up of the other side. Loading a
 /// search's ~60-90 candidate memories took 0.8 ms that way; as one aggregate row it is one
 /// hand-over.
-pub(crate) fn memories_json_sql() -> String {
-    // REAL columns as text with 17 significant digits: JSON numbers from SQLite carry 15, which
-    // does not always give back the stored f64 (usefulness accumulates f64 sums).
-    let values: Vec<String> = MEMORY_COLUMNS
-        .split(',')
-        .map(str::trim)
-        .map(|c| match c {
-            "importance" | "usefulness" => format!("printf('%!.17g', {c})"),
-            _ => c.to_owned(),
-        })
-        .collect();
-    format!("SELECT json_group_array(json_array({}))", values.join(", "))
+pub(crate) fn memories_json_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        // REAL columns as text with 17 significant digits: JSON numbers from SQLite carry 15,
+        // which does not always give back the stored f64 (usefulness accumulates f64 sums).
+        let values: Vec<String> = MEMORY_COLUMNS
+            .split(',')
+            .map(str::trim)
+            .map(|c| match c {
+                "importance" | "usefulness" => format!("printf('%!.17g', {c})"),
+                _ => c.to_owned(),
+            })
+            .collect();
+        format!("SELECT json_group_array(json_array({}))", values.join(", "))
+    });
+    &SQL
 }
 
 /// The memories in the JSON text selected by [`memories_json_sql`].

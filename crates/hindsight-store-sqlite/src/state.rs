@@ -85,12 +85,11 @@ pub(crate) struct NsVectors {
 
 /// A set of row keys. Keys are SQLite rowids (`AUTOINCREMENT`: small and dense), so they live in
 /// a bitset, one bit per rowid up to the largest (the state keeps a few, store-wide): the vector
-/// search asks about thousands of rows
-/// per query, and a probe into a hash set of the namespace's 15k superseded memories missed the
-/// cache each time, where the bitset is 14 KB at 110k rows (the load test's vector stage at
-/// concurrency 1: 1.47 -> 1.37 ms).
-/// Keys of 2^27 and above (a bitset of at most 16 MB below them), which a store assigns only
-/// after 134 million inserts, go to a hash set.
+/// search asks about thousands of rows per query, and a probe into a hash set of the namespace's
+/// 15k superseded memories missed the cache each time, where the bitset is 14 KB at 110k rows
+/// (the load test's vector stage at concurrency 1: 1.47 -> 1.37 ms). Keys of 2^27 and above (a
+/// bitset of at most 16 MB below them), which a store assigns only after 134 million inserts, go
+/// to a hash set.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct KeySet {
     bits: Vec<u64>,
@@ -140,6 +139,17 @@ impl KeySet {
         } else {
             self.large.remove(&key)
         }
+    }
+}
+
+/// Records whether `key` of `ns` is inactive, in the namespace's set and the store-wide bits.
+fn mark_inactive(ns: &mut NsVectors, bits: &mut KeySet, key: u64, inactive: bool) {
+    if inactive {
+        ns.inactive.insert(key);
+        bits.insert(key);
+    } else {
+        ns.inactive.remove(&key);
+        bits.remove(key);
     }
 }
 
@@ -231,13 +241,12 @@ impl State {
         for t in &meta.tags {
             ns.tagged.entry(t.clone()).or_default().insert(key);
         }
-        if meta.status == Status::Active {
-            ns.inactive.remove(&key);
-            self.inactive_bits.remove(key);
-        } else {
-            ns.inactive.insert(key);
-            self.inactive_bits.insert(key);
-        }
+        mark_inactive(
+            ns,
+            &mut self.inactive_bits,
+            key,
+            meta.status != Status::Active,
+        );
         self.rows.insert(key, meta);
     }
 
@@ -245,13 +254,7 @@ impl State {
         if let Some(meta) = self.rows.get_mut(&key) {
             meta.status = status;
             if let Some(ns) = self.namespaces.get_mut(&meta.namespace) {
-                if status == Status::Active {
-                    ns.inactive.remove(&key);
-                    self.inactive_bits.remove(key);
-                } else {
-                    ns.inactive.insert(key);
-                    self.inactive_bits.insert(key);
-                }
+                mark_inactive(ns, &mut self.inactive_bits, key, status != Status::Active);
             }
         }
     }
@@ -261,8 +264,7 @@ impl State {
             && let Some(ns) = self.namespaces.get_mut(&meta.namespace)
         {
             ns.vectors.remove(key);
-            ns.inactive.remove(&key);
-            self.inactive_bits.remove(key);
+            mark_inactive(ns, &mut self.inactive_bits, key, false);
             if let Some(set) = self.kind_bits.get_mut(&meta.kind) {
                 set.remove(key);
             }

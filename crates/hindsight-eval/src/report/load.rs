@@ -427,7 +427,8 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
             );
         }
     }
-    md.push_str(&tables::markdown(&frame));
+    let level_table = tables::markdown(&frame);
+    md.push_str(&level_table);
     let slow: Vec<&LoadLevel> = summary
         .levels
         .iter()
@@ -487,9 +488,9 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     // Everything else `load.md` says (ANN recall sweeps, slowest calls, the server's stage
     // profile, notes), minus its title, endpoint line and the table above.
     let rest: String = md
+        .replacen(&level_table, "", 1)
         .lines()
         .skip(3)
-        .filter(|l| !is_level_row(l))
         .map(|l| format!("{l}\n"))
         .collect();
     page.push_str(&html::from_report_markdown(&rest));
@@ -498,18 +499,6 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     std::fs::write(&index, page).map_err(|e| EvalError::io(&index, e))?;
     files.push(index);
     Ok(files)
-}
-
-/// Whether `line` belongs to the per-level table (already on the page as an HTML table): its
-/// header, separator or a row starting with a phase.
-fn is_level_row(line: &str) -> bool {
-    let t = line.trim();
-    t.starts_with("| phase | mode |")
-        || t.starts_with("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        || t.starts_with("| cold | closed |")
-        || t.starts_with("| cold | open |")
-        || t.starts_with("| warm | closed |")
-        || t.starts_with("| warm | open |")
 }
 
 /// (label, points) series of `value` for `op` over closed-loop levels, one per phase.
