@@ -49,6 +49,11 @@ pub struct Cli {
     /// Working memory for `serve`: `redis://HOST:PORT[/DB]`, or `memory://` (in-process, default).
     #[arg(long, global = true, env = "HINDSIGHT_WORKING_MEMORY")]
     pub working_memory: Option<String>,
+    /// Turn the write guard (injection detection, redaction, quarantine) and the read-time
+    /// consensus check OFF for this command. Both are on by default wherever memories are written
+    /// or searched (`serve`, `ingest`, `search`, ...); switch them off only for trusted bulk data.
+    #[arg(long, global = true, env = "HINDSIGHT_NO_GUARD")]
+    pub no_guard: bool,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,

@@ -13,16 +13,23 @@ use crate::memory::{Memory, MemoryId, NewMemory};
 pub enum GuardDecision {
     /// Store as is.
     Allow,
-    /// Store with sensitive spans replaced (`content` is the redacted text).
+    /// Store with sensitive spans replaced: `content` is the redacted content, `context` the
+    /// redacted context when the context held secrets (`None`: store the context as given).
     Redact {
         content: String,
         categories: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
     },
     /// Store with status `quarantined` (never returned by search, releasable by an operator).
+    /// Secrets are redacted in quarantine too: `redacted` holds the content and context to store
+    /// when either held sensitive data (`None`: store them as given).
     Quarantine {
         reason: String,
         categories: Vec<String>,
         score: f32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<RedactedTexts>,
     },
     /// Refuse the write.
     Reject {
@@ -30,6 +37,13 @@ pub enum GuardDecision {
         categories: Vec<String>,
         score: f32,
     },
+}
+
+/// A write's content and context with their sensitive spans replaced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RedactedTexts {
+    pub content: String,
+    pub context: String,
 }
 
 impl GuardDecision {

@@ -36,7 +36,9 @@ pub mod decay {
 pub use decay_mod::DecayConfig;
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{Filter, StructuredQuery, TimeRange, weights as structured_weights};
-pub use guard::{AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, WriteGuard};
+pub use guard::{
+    AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, RedactedTexts, WriteGuard,
+};
 pub use memory::{
     EmbeddingSpace, ImportanceSignals, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
     NewMemory, Outcome, Source, Status, TaskType, TrustWeights, index_text,

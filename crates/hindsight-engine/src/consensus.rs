@@ -422,6 +422,8 @@ impl Engine {
                 ),
                 categories: vec!["consensus_lesson".to_owned()],
                 score: 1.0,
+                // The caller keeps the content it already redacted (`Verdict::keep_content`).
+                redacted: None,
             }))
     }
 }

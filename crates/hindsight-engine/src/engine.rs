@@ -8,14 +8,14 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, Memory, MemoryId,
     MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status, Store,
-    WriteGuard, decay, index_text,
+    TrustWeights, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
     FactorBreakdown, FusedHit, QueryUnderstanding, RankedHit, fuse, rank, understand,
 };
 use serde::{Deserialize, Serialize};
-use tracing::{Instrument, debug, info};
+use tracing::{Instrument, debug, info, warn};
 
 use crate::access::AccessLog;
 use crate::config::{RetrievalConfig, WriteConfig};
@@ -577,7 +577,7 @@ impl Engine {
         let mut decision = self.guard.check(&new, Some(&vector));
         let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
         let vector = if verdict.redacted {
-            self.embed_one_document(index_text(&verdict.content, &new.context))
+            self.embed_one_document(index_text(&verdict.content, &verdict.context))
                 .await?
         } else {
             vector
@@ -592,6 +592,11 @@ impl Engine {
             verdict = Verdict::resolve(&new, &decision, Status::Active)?.keep_content(verdict);
         }
         let (content, status, reason) = (verdict.content, verdict.status, verdict.reason);
+        // What is stored is the (possibly redacted) context, never the caller's secrets.
+        let new = NewMemory {
+            context: verdict.context,
+            ..new
+        };
 
         let lock = self.ns_lock(&new.namespace);
         let _guard = lock.lock().await;
@@ -621,10 +626,31 @@ impl Engine {
                     &filter,
                 )
                 .await?;
-            if let Some(top) = similar
-                .first()
-                .filter(|h| h.score >= self.write.dedup_threshold)
-            {
+            let band: Vec<_> = similar
+                .iter()
+                .filter(|h| h.score >= self.write.conflict_threshold)
+                .collect();
+            let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
+            let olds = if ids.is_empty() {
+                Vec::new()
+            } else {
+                self.store.get_many(&new.namespace, &ids).await?
+            };
+            let judged: Vec<(&Memory, f32, ConflictDecision)> = olds
+                .iter()
+                .filter_map(|old| {
+                    let hit = band.iter().find(|h| h.id == old.id)?;
+                    Some((old, hit.score, self.judge.judge(old, &content, hit.score)))
+                })
+                .collect();
+            // A near-duplicate that says the opposite ("... no longer needs confirmation") is a
+            // conflict, not a duplicate to merge.
+            if let Some(top) = similar.first().filter(|h| {
+                h.score >= self.write.dedup_threshold
+                    && !judged
+                        .iter()
+                        .any(|(m, _, d)| m.id == h.id && *d == ConflictDecision::Contradict)
+            }) {
                 self.store
                     .record_access(&new.namespace, std::slice::from_ref(&top.id), now)
                     .await?;
@@ -638,18 +664,22 @@ impl Engine {
                     status: Status::Active,
                 });
             }
-            let band: Vec<_> = similar
-                .iter()
-                .filter(|h| h.score >= self.write.conflict_threshold)
-                .collect();
-            if !band.is_empty() {
-                let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
-                let olds = self.store.get_many(&new.namespace, &ids).await?;
-                for (old, hit) in olds.iter().zip(&band) {
-                    match self.judge.judge(old, &content, hit.score) {
-                        ConflictDecision::Contradict => superseded.push(old.id.clone()),
-                        ConflictDecision::Supplement => related.push(old.id.clone()),
+            // A contradiction supersedes the older memory, unless the new write comes from a
+            // less trusted source (external text cannot retire what the user said): then both
+            // stay active, related, and the read-time consensus check weighs them.
+            let trust = TrustWeights::default();
+            for (old, _, decision) in &judged {
+                match decision {
+                    ConflictDecision::Contradict
+                        if trust.weight(new.source) >= trust.weight(old.source) =>
+                    {
+                        superseded.push(old.id.clone());
                     }
+                    ConflictDecision::Contradict => {
+                        info!(namespace = %new.namespace, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
+                        related.push(old.id.clone());
+                    }
+                    ConflictDecision::Supplement => related.push(old.id.clone()),
                 }
             }
         }
@@ -721,6 +751,16 @@ impl Engine {
                     redacted.push(i);
                 }
                 let id = new.id.clone().unwrap_or_else(new_id);
+                let redacted_new;
+                let new = if verdict.context == new.context {
+                    new
+                } else {
+                    redacted_new = NewMemory {
+                        context: verdict.context.clone(),
+                        ..new.clone()
+                    };
+                    &redacted_new
+                };
                 prepared.push(self.materialize(
                     new,
                     id,
@@ -991,15 +1031,52 @@ impl Engine {
             .get(ns, id)
             .await?
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
-        let vector = if patch.changes_text() {
-            let mut next = current.clone();
-            patch.apply(&mut next);
-            self.embed_documents(vec![next.index_text()]).await?.pop()
-        } else {
-            None
+        if !patch.changes_text() {
+            let updated = self.store.update(ns, id, patch, None).await?;
+            info!(namespace = %ns, %id, "updated memory");
+            return Ok(updated);
+        }
+        // New text passes the guard like a new write (as the memory's own source): a reject
+        // changes nothing, a redaction replaces the secrets in the patch, a quarantine moves the
+        // memory to quarantine before its text changes.
+        let mut next = current.clone();
+        patch.apply(&mut next);
+        let vector = self.embed_one_document(next.index_text()).await?;
+        let screened = NewMemory {
+            namespace: ns.clone(),
+            kind: next.kind,
+            content: next.content.clone(),
+            tags: next.tags.clone(),
+            context: next.context.clone(),
+            entities: next.entities.clone(),
+            source: next.source,
+            ..NewMemory::default()
         };
-        let updated = self.store.update(ns, id, patch, vector.as_deref()).await?;
-        info!(namespace = %ns, %id, "updated memory");
+        let decision = self.guard.check(&screened, Some(&vector));
+        let verdict = Verdict::resolve(&screened, &decision, current.status)?;
+        let (patch, vector) = if verdict.redacted {
+            let mut p = patch.clone();
+            if verdict.content != next.content {
+                p.content = Some(verdict.content.clone());
+            }
+            if verdict.context != next.context {
+                p.context = Some(verdict.context.clone());
+            }
+            let v = self
+                .embed_one_document(index_text(&verdict.content, &verdict.context))
+                .await?;
+            (std::borrow::Cow::Owned(p), v)
+        } else {
+            (std::borrow::Cow::Borrowed(patch), vector)
+        };
+        if verdict.status == Status::Quarantined && current.status != Status::Quarantined {
+            self.store
+                .set_status(ns, id, Status::Quarantined, verdict.reason.as_deref(), None)
+                .await?;
+            warn!(namespace = %ns, %id, reason = ?verdict.reason, "update quarantined by the guard");
+        }
+        let updated = self.store.update(ns, id, &patch, Some(&vector)).await?;
+        info!(namespace = %ns, %id, guard = decision.name(), "updated memory");
         Ok(updated)
     }
 
@@ -1019,7 +1096,8 @@ impl Engine {
         Ok(m)
     }
 
-    /// Restores a superseded, deprecated or forgotten memory to `active`.
+    /// Restores a superseded, deprecated or forgotten memory to `active`. Quarantined memories
+    /// and ones an operator discarded from quarantine are refused (see [`Engine::release`]).
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
         let m = self
             .store
@@ -1028,6 +1106,24 @@ impl Engine {
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
         if m.status == Status::Active {
             return Ok(m);
+        }
+        if m.status == Status::Quarantined {
+            return Err(Error::invalid(
+                "id",
+                format!(
+                    "memory {id} is quarantined by the guard: an operator releases it with `hindsight quarantine release`, which runs the dedup and conflict checks"
+                ),
+            ));
+        }
+        if m.status == Status::Forgotten
+            && m.status_reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(crate::quarantine::DISCARDED))
+        {
+            return Err(Error::invalid(
+                "id",
+                format!("memory {id} was discarded from quarantine by an operator and stays out"),
+            ));
         }
         let m = self
             .store

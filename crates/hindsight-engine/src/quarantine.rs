@@ -86,9 +86,10 @@ impl GuardProvenance {
 #[derive(Debug)]
 pub(crate) struct Verdict {
     pub content: String,
+    pub context: String,
     pub status: Status,
     pub reason: Option<String>,
-    /// The content differs from the caller's: its vector must be recomputed.
+    /// The content or context differs from the caller's: the vector must be recomputed.
     pub redacted: bool,
 }
 
@@ -99,6 +100,7 @@ impl Verdict {
         Ok(match decision {
             GuardDecision::Allow => Verdict {
                 content: new.content.clone(),
+                context: new.context.clone(),
                 status,
                 reason: None,
                 redacted: false,
@@ -106,27 +108,38 @@ impl Verdict {
             GuardDecision::Redact {
                 content,
                 categories,
-            } => Verdict {
-                redacted: *content != new.content,
-                content: content.clone(),
-                status,
-                reason: Some(
-                    GuardProvenance {
-                        verdict: "redact".into(),
-                        reason: "sensitive data replaced before storage".into(),
-                        categories: categories.clone(),
-                        score: None,
-                        source: Some(new.source),
-                    }
-                    .render(),
-                ),
-            },
+                context,
+            } => {
+                let context = context.clone().unwrap_or_else(|| new.context.clone());
+                Verdict {
+                    redacted: *content != new.content || context != new.context,
+                    content: content.clone(),
+                    context,
+                    status,
+                    reason: Some(
+                        GuardProvenance {
+                            verdict: "redact".into(),
+                            reason: "sensitive data replaced before storage".into(),
+                            categories: categories.clone(),
+                            score: None,
+                            source: Some(new.source),
+                        }
+                        .render(),
+                    ),
+                }
+            }
             GuardDecision::Quarantine {
                 reason,
                 categories,
                 score,
+                redacted,
             } => Verdict {
-                content: new.content.clone(),
+                content: redacted
+                    .as_ref()
+                    .map_or_else(|| new.content.clone(), |r| r.content.clone()),
+                context: redacted
+                    .as_ref()
+                    .map_or_else(|| new.context.clone(), |r| r.context.clone()),
                 status: Status::Quarantined,
                 reason: Some(
                     GuardProvenance {
@@ -138,7 +151,9 @@ impl Verdict {
                     }
                     .render(),
                 ),
-                redacted: false,
+                redacted: redacted
+                    .as_ref()
+                    .is_some_and(|r| r.content != new.content || r.context != new.context),
             },
             GuardDecision::Reject {
                 reason,
@@ -161,9 +176,21 @@ impl Verdict {
     /// a lesson later quarantines the write.
     pub fn keep_content(mut self, earlier: Verdict) -> Verdict {
         self.content = earlier.content;
+        self.context = earlier.context;
         self.redacted = earlier.redacted;
         self
     }
+}
+
+/// How a discarded quarantined memory's `status_reason` starts (`revert` refuses those).
+pub(crate) const DISCARDED: &str = "discarded from quarantine by operator";
+
+/// The guard's provenance of a quarantined memory, kept in the reason of its release or discard.
+fn was(m: &Memory) -> String {
+    m.status_reason
+        .as_deref()
+        .map(|r| format!(" (was: {r})"))
+        .unwrap_or_default()
 }
 
 /// One entry of the quarantine listing.
@@ -273,8 +300,9 @@ impl Engine {
                 .record_access(ns, std::slice::from_ref(&top.id), now)
                 .await?;
             let reason = format!(
-                "released from quarantine by operator ({operator_note}) as a duplicate of {}",
-                top.id
+                "released from quarantine by operator ({operator_note}) as a duplicate of {}{}",
+                top.id,
+                was(&m)
             );
             let memory = self
                 .store
@@ -307,7 +335,10 @@ impl Engine {
                 }
             }
         }
-        let reason = format!("released from quarantine by operator: {operator_note}");
+        let reason = format!(
+            "released from quarantine by operator: {operator_note}{}",
+            was(&m)
+        );
         let memory = self
             .store
             .set_status(ns, id, Status::Active, Some(&reason), None)
@@ -346,8 +377,8 @@ impl Engine {
                 "a note is required to discard a quarantined memory",
             ));
         }
-        self.get_quarantined(ns, id).await?;
-        let reason = format!("discarded from quarantine by operator: {operator_note}");
+        let m = self.get_quarantined(ns, id).await?;
+        let reason = format!("{DISCARDED}: {operator_note}{}", was(&m));
         let m = self
             .store
             .set_status(ns, id, Status::Forgotten, Some(&reason), None)

@@ -20,7 +20,8 @@ use chrono::{DateTime, Utc};
 use hindsight_embed::{
     Embedder, EmbedderSpec, Embedders, default_home, ensure_model, load_embedders,
 };
-use hindsight_engine::{Engine, EngineBuilder};
+use hindsight_engine::{Engine, EngineBuilder, RuleConsensus};
+use hindsight_guard::{Classifier, Guard, GuardConfig};
 
 use crate::backend::{BackendUrl, open_store};
 use crate::{Cli, Command};
@@ -124,12 +125,41 @@ pub async fn engine(cli: &Cli) -> Result<Engine> {
     Ok(engine_builder(cli).await?.build()?)
 }
 
-/// The engine over the configured store and embedder, before options are set.
+/// The engine over the configured store and embedder, before options are set: with the write
+/// guard (the committed classifier) and the read-time consensus check, unless `--no-guard`.
 pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
     let embedders = embedders(cli)?;
     let url = backend_url(cli)?;
     let store = open_store(&url, embedders.docs.space()).await?;
-    Ok(engine_over(&embedders, store))
+    let model = embedders.docs.space().model;
+    guarded(cli, engine_over(&embedders, store), &model)
+}
+
+/// `builder` with the write guard and the consensus check, or, with `--no-guard`, without them
+/// and a warning on stderr. `model` is the engine's document embedder: the classifier uses the
+/// writes' vectors only when they come from the model it was trained on.
+pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineBuilder> {
+    if cli.no_guard {
+        eprintln!(
+            "warning: --no-guard: writes are NOT screened for injections or secrets, and searches run no consensus check"
+        );
+        return Ok(builder);
+    }
+    let classifier = Classifier::default_model().context("loading the write guard's classifier")?;
+    let config = GuardConfig {
+        use_embeddings: classifier.embedding_model == model,
+        ..GuardConfig::default()
+    };
+    if !config.use_embeddings {
+        eprintln!(
+            "note: the guard's classifier was trained on {} vectors, the engine embeds with {model}: it uses its lexical head",
+            classifier.embedding_model
+        );
+    }
+    let guard = Guard::new(config, classifier);
+    Ok(builder
+        .guard(Arc::new(guard))
+        .consensus(Arc::new(RuleConsensus)))
 }
 
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {

@@ -285,6 +285,7 @@ impl WriteGuard for TestGuard {
                 reason: "policy override".into(),
                 categories: vec!["override".into()],
                 score: 0.9,
+                redacted: None,
             }
         } else if m.content.contains("rm -rf") {
             GuardDecision::Reject {
@@ -296,6 +297,7 @@ impl WriteGuard for TestGuard {
             GuardDecision::Redact {
                 content: m.content.replace("sk-secret", "[REDACTED]"),
                 categories: vec!["api_key".into()],
+                context: None,
             }
         } else {
             GuardDecision::Allow

@@ -74,6 +74,7 @@ impl WriteGuard for KeywordGuard {
                 reason: "instruction marker".into(),
                 categories: vec!["test".into()],
                 score: 1.0,
+                redacted: None,
             }
         } else {
             GuardDecision::Allow
