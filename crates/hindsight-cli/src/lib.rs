@@ -146,13 +146,18 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    let code = match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Every command has flushed what it wrote before returning. A runtime dropped normally would
+    // wait for blocking threads, one of which may sit in a read of stdin forever (`serve --stdio`
+    // told to stop by SIGTERM while its client is idle): give them a moment, then exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }
 
 fn init_logging(verbose: u8) {

@@ -50,8 +50,12 @@ pub struct WriteConfig {
     pub conflict_candidates: usize,
     /// Importance when neither an explicit value nor signals are given.
     pub default_importance: f32,
-    /// Longest content accepted, in characters.
+    /// Longest content accepted, in characters; the context has the same limit.
     pub max_content_chars: usize,
+    /// Most tags and entities a memory may carry.
+    pub max_labels: usize,
+    /// Longest tag, entity name or entity value, in characters.
+    pub max_label_chars: usize,
 }
 
 impl Default for WriteConfig {
@@ -62,6 +66,8 @@ impl Default for WriteConfig {
             conflict_candidates: 3,
             default_importance: 0.5,
             max_content_chars: 8_000,
+            max_labels: 64,
+            max_label_chars: 256,
         }
     }
 }

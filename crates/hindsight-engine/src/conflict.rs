@@ -1,8 +1,11 @@
-//! Conflict judgement for memories in the similarity band below the dedup threshold.
+//! Conflict judgement for similar memories: whether two are about different subjects at all
+//! ([`distinct_subjects`]), and if not, whether the new one adds to the old or contradicts it
+//! ([`ConflictJudge`]).
 
+use std::collections::BTreeSet;
 use std::fmt;
 
-use hindsight_core::Memory;
+use hindsight_core::{Memory, NewMemory};
 use serde::{Deserialize, Serialize};
 
 /// Whether a new memory adds to an existing one or contradicts it.
@@ -13,6 +16,40 @@ pub enum ConflictDecision {
     Supplement,
     /// The new one replaces the old one: the old is marked `superseded` (kept, linked, revertible).
     Contradict,
+}
+
+/// Whether `new` (with its stored `content`) is about another subject than `old`, however
+/// similar the two read: then it is neither a duplicate to merge nor a contradiction. That is
+/// the case when they give one entity different values (`order_id` 3333 vs 4444), carry
+/// different identifiers in the text (`ORD-3333` vs `ORD-4444`, `web-01` vs `web-02`: tokens
+/// mixing letters and digits), or record different outcomes or tasks (an aborted attempt is not
+/// the failed one). A changed plain value ("limit 60/min" vs "100/min", another phone number)
+/// is not a new subject: that is for the judge.
+pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
+    let entity_clash = new
+        .entities
+        .iter()
+        .any(|(k, v)| old.entities.get(k).is_some_and(|o| o != v));
+    let outcome_differs = matches!((old.outcome, new.outcome), (Some(a), Some(b)) if a != b);
+    let task_differs = matches!((&old.task_id, &new.task_id), (Some(a), Some(b)) if a != b);
+    entity_clash
+        || outcome_differs
+        || task_differs
+        || identifiers(&old.content) != identifiers(content)
+}
+
+/// The identifier-like tokens of `text`: runs of letters, digits, `-` and `_` that hold at
+/// least one ASCII letter and one digit, lower-cased.
+fn identifiers(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|t| {
+            t.chars().any(|c| c.is_ascii_alphabetic()) && t.chars().any(|c| c.is_ascii_digit())
+        })
+        .map(|t| {
+            t.trim_matches(|c| c == '-' || c == '_')
+                .to_ascii_lowercase()
+        })
+        .collect()
 }
 
 /// Decides supplement vs contradict for a similar pair. Pluggable: rule-based by default, an LLM
@@ -208,6 +245,44 @@ mod tests {
             outcome: None,
             embedding_model: "t".into(),
         }
+    }
+
+    #[test]
+    fn distinct_subjects_by_entity_identifier_outcome_or_task() {
+        let new = |content: &str| NewMemory::new("ns", MemoryKind::Semantic, content);
+        let distinct = |old: &Memory, n: &NewMemory| distinct_subjects(old, n, &n.content);
+        // Identifiers in the text.
+        let old = mem("Order ORD-3333 was refunded");
+        assert!(distinct(&old, &new("Order ORD-4444 was refunded")));
+        assert!(distinct(
+            &mem("web-01 is the primary"),
+            &new("web-02 is the primary")
+        ));
+        assert!(!distinct(&old, &new("Order ord-3333 was refunded in full")));
+        // A plain value is not an identifier: a changed limit is for the judge.
+        assert!(!distinct(
+            &mem("The rate limit is 100/min"),
+            &new("The rate limit is 500/min")
+        ));
+        // Entities with different values.
+        let mut o = mem("Refund issued");
+        o.entities.insert("order_id".into(), "3333".into());
+        let mut n = new("Refund issued");
+        n.entities.insert("order_id".into(), "4444".into());
+        assert!(distinct(&o, &n));
+        n.entities.insert("order_id".into(), "3333".into());
+        assert!(!distinct(&o, &n));
+        // Outcomes and tasks.
+        let mut o = mem("Deploy of billing failed at the migration step");
+        o.outcome = Some(hindsight_core::Outcome::Failure);
+        let mut n = new("Deploy of billing failed at the migration step");
+        n.outcome = Some(hindsight_core::Outcome::Aborted);
+        assert!(distinct(&o, &n));
+        n.outcome = Some(hindsight_core::Outcome::Failure);
+        assert!(!distinct(&o, &n));
+        o.task_id = Some("t1".into());
+        n.task_id = Some("t2".into());
+        assert!(distinct(&o, &n));
     }
 
     fn check(old: &str, new: &str, expect: ConflictDecision) {

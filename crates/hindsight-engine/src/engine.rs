@@ -19,7 +19,7 @@ use tracing::{Instrument, debug, info, warn};
 
 use crate::access::AccessLog;
 use crate::config::{RetrievalConfig, WriteConfig};
-use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
+use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects};
 use crate::consensus::{ConsensusConfig, LESSON_TAG};
 use crate::quarantine::Verdict;
 
@@ -508,15 +508,70 @@ impl Engine {
                 "working memory is session state: use the working-memory API",
             ));
         }
-        let n = new.content.chars().count();
-        if n > self.write.max_content_chars {
-            return Err(Error::invalid(
-                "content",
-                format!(
-                    "{n} characters exceeds the limit of {}",
-                    self.write.max_content_chars
-                ),
-            ));
+        self.check_sizes(
+            Some(&new.content),
+            Some(&new.context),
+            Some(&new.tags),
+            Some(&new.entities),
+        )
+    }
+
+    /// The size limits of [`WriteConfig`] on whichever fields a write or update sets.
+    fn check_sizes(
+        &self,
+        content: Option<&str>,
+        context: Option<&str>,
+        tags: Option<&[String]>,
+        entities: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> Result<()> {
+        let w = &self.write;
+        for (field, text) in [("content", content), ("context", context)] {
+            let n = text.map_or(0, |t| t.chars().count());
+            if n > w.max_content_chars {
+                return Err(Error::invalid(
+                    field,
+                    format!(
+                        "{n} characters exceeds the limit of {}",
+                        w.max_content_chars
+                    ),
+                ));
+            }
+        }
+        let too_long = |s: &str| s.chars().count() > w.max_label_chars;
+        if let Some(tags) = tags {
+            if tags.len() > w.max_labels {
+                return Err(Error::invalid(
+                    "tags",
+                    format!("{} tags exceeds the limit of {}", tags.len(), w.max_labels),
+                ));
+            }
+            if tags.iter().any(|t| too_long(t)) {
+                return Err(Error::invalid(
+                    "tags",
+                    format!("a tag is longer than {} characters", w.max_label_chars),
+                ));
+            }
+        }
+        if let Some(entities) = entities {
+            if entities.len() > w.max_labels {
+                return Err(Error::invalid(
+                    "entities",
+                    format!(
+                        "{} entities exceeds the limit of {}",
+                        entities.len(),
+                        w.max_labels
+                    ),
+                ));
+            }
+            if entities.iter().any(|(k, v)| too_long(k) || too_long(v)) {
+                return Err(Error::invalid(
+                    "entities",
+                    format!(
+                        "an entity name or value is longer than {} characters",
+                        w.max_label_chars
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -636,20 +691,29 @@ impl Engine {
             } else {
                 self.store.get_many(&new.namespace, &ids).await?
             };
-            let judged: Vec<(&Memory, f32, ConflictDecision)> = olds
+            // Per similar memory: is it about another subject (then it is related, never
+            // merged or superseded), else does the new text contradict it?
+            let judged: Vec<(&Memory, bool, ConflictDecision)> = olds
                 .iter()
                 .filter_map(|old| {
                     let hit = band.iter().find(|h| h.id == old.id)?;
-                    Some((old, hit.score, self.judge.judge(old, &content, hit.score)))
+                    if distinct_subjects(old, &new, &content) {
+                        return Some((old, true, ConflictDecision::Supplement));
+                    }
+                    Some((old, false, self.judge.judge(old, &content, hit.score)))
                 })
                 .collect();
-            // A near-duplicate that says the opposite ("... no longer needs confirmation") is a
-            // conflict, not a duplicate to merge.
-            if let Some(top) = similar.first().filter(|h| {
+            // A near-duplicate of the same subject that says the same is merged; one that says
+            // the opposite ("... no longer needs confirmation", "limit is now 500") is a
+            // conflict, and one about another subject ("ORD-4444" vs "ORD-3333") a new memory.
+            if let Some(top) = similar.iter().find(|h| {
                 h.score >= self.write.dedup_threshold
-                    && !judged
-                        .iter()
-                        .any(|(m, _, d)| m.id == h.id && *d == ConflictDecision::Contradict)
+                    && judged.iter().any(|(m, distinct, d)| {
+                        m.id == h.id
+                            && !distinct
+                            && (*d == ConflictDecision::Supplement
+                                || m.content.trim().to_lowercase() == content.trim().to_lowercase())
+                    })
             }) {
                 self.store
                     .record_access(&new.namespace, std::slice::from_ref(&top.id), now)
@@ -1023,14 +1087,16 @@ impl Engine {
         patch: &MemoryPatch,
     ) -> Result<Memory> {
         patch.validate()?;
+        self.check_sizes(
+            patch.content.as_deref(),
+            patch.context.as_deref(),
+            patch.tags.as_deref(),
+            patch.entities.as_ref(),
+        )?;
         if patch.is_empty() {
             return Err(Error::invalid("fields", "nothing to update"));
         }
-        let current = self
-            .store
-            .get(ns, id)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let current = self.current(ns, id, "be updated").await?;
         if !patch.changes_text() {
             let updated = self.store.update(ns, id, patch, None).await?;
             info!(namespace = %ns, %id, "updated memory");
@@ -1088,6 +1154,8 @@ impl Engine {
                 "a reason is required to forget a memory",
             ));
         }
+        // Forgetting twice would overwrite the first reason (the audit trail).
+        self.current(ns, id, "be forgotten again").await?;
         let m = self
             .store
             .set_status(ns, id, Status::Forgotten, Some(reason), None)
@@ -1146,8 +1214,26 @@ impl Engine {
         Ok(purged)
     }
 
+    /// The memory `id`, unless it is missing or forgotten (then an error saying it cannot
+    /// `what`, e.g. "be updated"): forgotten memories are read-only until reverted.
+    async fn current(&self, ns: &Namespace, id: &MemoryId, what: &str) -> Result<Memory> {
+        let m = self
+            .store
+            .get(ns, id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        if m.status == Status::Forgotten {
+            return Err(Error::invalid(
+                "id",
+                format!("memory {id} is forgotten and cannot {what}; revert it first"),
+            ));
+        }
+        Ok(m)
+    }
+
     /// Usefulness feedback: +1 when the memory helped, -1 otherwise.
     pub async fn feedback(&self, ns: &Namespace, id: &MemoryId, useful: bool) -> Result<Memory> {
+        self.current(ns, id, "take feedback").await?;
         self.store
             .add_usefulness(ns, id, if useful { 1.0 } else { -1.0 })
             .await

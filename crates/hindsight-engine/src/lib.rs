@@ -30,7 +30,7 @@ mod quarantine;
 mod working;
 
 pub use config::{RetrievalConfig, WriteConfig};
-pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge};
+pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects};
 pub use consensus::{ConsensusConfig, LESSON_TAG, RuleConsensus, looks_like_directive};
 pub use engine::{
     Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest,

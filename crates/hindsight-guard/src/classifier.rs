@@ -78,6 +78,15 @@ pub struct Classifier {
     pub training: TrainingInfo,
 }
 
+/// A standardised lexical feature, clipped to ±[`Z_CLIP`]: a text far outside the training
+/// range of a feature (a rare feature's std is tiny) must not get a logit of -20 from it alone.
+fn z_score(x: f32, mean: f32, std: f32) -> f32 {
+    ((x - mean) / std).clamp(-Z_CLIP, Z_CLIP)
+}
+
+/// See [`z_score`].
+const Z_CLIP: f32 = 4.0;
+
 fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
 }
@@ -142,7 +151,7 @@ impl Classifier {
         lexical
             .iter()
             .zip(self.lexical_mean.iter().zip(&self.lexical_std))
-            .map(|(x, (m, s))| (x - m) / s)
+            .map(|(x, (m, s))| z_score(*x, *m, *s))
             .collect()
     }
 
@@ -366,7 +375,7 @@ pub fn train(
         e.lexical
             .iter()
             .zip(mean.iter().zip(&std))
-            .map(|(x, (m, s))| (x - m) / s)
+            .map(|(x, (m, s))| z_score(*x, *m, *s))
             .collect()
     };
     let ys: Vec<bool> = train.iter().map(|e| e.attack).collect();

@@ -1,5 +1,8 @@
 //! Lexical features for the classifier: rule hits per category and severity, imperative and
 //! agent-directed cues, markers of quoted documents / tool output, obfuscation signals, counts.
+//! Nothing that only says which language or script a text is in, or that it carries an address:
+//! such features let a classifier learn the corpus's mix (e-mails and URLs in exfiltration
+//! templates, upper case in benign ones) and then flag every memory with an e-mail in it.
 //!
 //! The feature order is fixed by [`LEXICAL_FEATURES`]; the committed classifier records the names
 //! it was trained with and refuses to load when they differ.
@@ -33,12 +36,9 @@ pub const LEXICAL_FEATURES: &[&str] = &[
     "danger_object",
     "negation",
     "quote_or_tool_markers",
-    "url_or_email",
     "sensitive_spans",
     "log_length",
-    "cjk_fraction",
     "obfuscation_ratio",
-    "upper_ratio",
     "past_tense_report",
 ];
 
@@ -56,7 +56,6 @@ struct Cues {
     danger: Regex,
     negation: Regex,
     markers: Regex,
-    url_email: Regex,
     past: Regex,
 }
 
@@ -81,7 +80,6 @@ static CUES: LazyLock<Cues> = LazyLock::new(|| Cues {
     markers: re(
         r"```|<[a-z!/]|\]|\x22|“|”|^>|\n>|(?i)\b(tool output|search result|snippet|api response|forwarded|email received|ocr|readme|export)\b|工具输出|搜索结果|转发|摘自|接口返回",
     ),
-    url_email: re(r"https?:|www|@[a-z0-9]"),
     past: re(
         r"\b(was|were|had|did|caused|happened|incident|root cause|yesterday|last (week|time|month))\b|事故|原因|上次|昨天|曾经",
     ),
@@ -111,16 +109,6 @@ pub fn lexical_features(
     let any_rule = counts.iter().any(|c| c[1] + c[2] > 0);
     let any_reject = counts.iter().any(|c| c[2] > 0);
     let chars = original.chars().count().max(1) as f32;
-    let cjk = original
-        .chars()
-        .filter(|c| crate::normalize::is_cjk(*c))
-        .count() as f32;
-    let letters = original
-        .chars()
-        .filter(|c| c.is_alphabetic())
-        .count()
-        .max(1) as f32;
-    let upper = original.chars().filter(|c| c.is_uppercase()).count() as f32;
     let v = vec![
         cue(0),
         rule(0),
@@ -142,12 +130,9 @@ pub fn lexical_features(
         squash(count(&c.danger, t)),
         squash(count(&c.negation, t)),
         squash(count(&c.markers, t)),
-        squash(count(&c.url_email, t)),
         squash(sensitive_spans as f32),
         squash(chars) / 6.0,
-        cjk / chars,
         (norm.edits as f32 / chars).min(1.0),
-        upper / letters,
         squash(count(&c.past, t)),
     ];
     debug_assert_eq!(v.len(), LEXICAL_FEATURES.len());
@@ -169,7 +154,7 @@ mod tests {
         assert_eq!(v.len(), LEXICAL_FEATURES.len());
         let idx = |n: &str| LEXICAL_FEATURES.iter().position(|x| *x == n).expect("name");
         assert_eq!(v[idx("any_rule")], 1.0);
-        assert!(v[idx("url_or_email")] > 0.0);
+        assert!(v[idx("danger_object")] > 0.0);
         let benign = "The user prefers tea.";
         let norm = normalize_aggressive(benign);
         let v = lexical_features(benign, &norm, &RuleSet::get().scan(&norm), 0);

@@ -104,7 +104,8 @@ pub struct Verdict {
     /// Injection categories (rule evidence, or `injection` when only the classifier fired) and
     /// sensitive kinds.
     pub categories: Vec<String>,
-    /// Injection score in [0, 1]: the classifier probability (0.99 floor on a Reject rule hit).
+    /// Injection score in [0, 1]: the classifier probability, at least 0.9 when a rule flags the
+    /// text and 0.99 on a Reject rule hit.
     pub score: f32,
     /// The text with sensitive spans replaced, when any were found.
     pub redacted: Option<String>,
@@ -227,9 +228,17 @@ impl Guard {
         let threshold = self.threshold(head, source);
         let reject_hit = a.reject_hit();
         let rule_cats = a.rule_categories();
-        let flagged =
-            p >= threshold || reject_hit || (self.config.rule_hits_flag && !rule_cats.is_empty());
-        let score = if reject_hit { p.max(0.99) } else { p };
+        let rule_flag = self.config.rule_hits_flag && !rule_cats.is_empty();
+        let flagged = p >= threshold || reject_hit || rule_flag;
+        // The score says how sure the guard is, not only what the classifier said: a rule that
+        // flags the text raises it to 0.9, a reject rule to 0.99.
+        let score = if reject_hit {
+            p.max(0.99)
+        } else if rule_flag {
+            p.max(0.9)
+        } else {
+            p
+        };
 
         let mut matches: Vec<Match> = a
             .hits

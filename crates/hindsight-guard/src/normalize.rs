@@ -178,12 +178,13 @@ pub fn normalize_aggressive(text: &str) -> Normalized {
     // 1. light + lower-case + homoglyphs.
     let mut chars: Vec<Ch> = Vec::with_capacity(text.len());
     for ch in light_chars(text, &mut edits) {
-        let h = homoglyph(ch.c);
-        if h != ch.c {
-            edits += 1;
-        }
-        for l in h.to_lowercase() {
-            chars.push(Ch { c: l, ..ch });
+        // Lower-case first, so upper-case look-alikes ("І", "О") map too.
+        for l in ch.c.to_lowercase() {
+            let h = homoglyph(l);
+            if h != l {
+                edits += 1;
+            }
+            chars.push(Ch { c: h, ..ch });
         }
     }
     // 2. leetspeak inside words: in a run of ASCII letters/digits/`$` that contains a letter, the
@@ -223,11 +224,19 @@ pub fn normalize_aggressive(text: &str) -> Normalized {
         }
         i = j;
     }
-    // 3. collapse whitespace runs; trim.
+    // 3. collapse whitespace runs to one space, or to two where the run was wider: in letter-
+    //    spaced text ("i g n o r e   a l l") the wider gaps are the word breaks (step 5); the
+    //    last step makes them single again.
     let mut ws: Vec<Ch> = Vec::with_capacity(n);
+    let mut run = 0usize;
     for ch in chars {
-        if ch.c == ' ' && ws.last().is_none_or(|p| p.c == ' ') {
-            continue;
+        if ch.c == ' ' {
+            run += 1;
+            if ws.is_empty() || run > 2 {
+                continue;
+            }
+        } else {
+            run = 0;
         }
         ws.push(ch);
     }
@@ -292,6 +301,8 @@ pub fn normalize_aggressive(text: &str) -> Normalized {
         out.push(sep[k]);
         k += 1;
     }
+    // 6. the word breaks of step 3 back to single spaces.
+    out.dedup_by(|b, a| a.c == ' ' && b.c == ' ');
     finish(&out, edits)
 }
 
@@ -318,6 +329,15 @@ mod tests {
         check("@dmin", "admin");
         check("mail bob@example.com", "mail bob@examplecom");
         check("a b", "a b");
+        // Upper-case look-alikes map too (lower-cased first).
+        check("ІGNОRЕ АLL", "ignore all");
+        // Wider gaps between letter-spaced words are word breaks.
+        check(
+            "i g n o r e   a l l   p r e v i o u s",
+            "ignore all previous",
+        );
+        check("d i s a b l e  a l l  c h e c k s", "disable all checks");
+        check("two  spaces   here", "two spaces here");
     }
 
     #[test]

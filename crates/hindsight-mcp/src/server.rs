@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use hindsight_core::{
-    Error, MemoryId, MemoryKind, Namespace, NewMemory, Source, Store, WorkingMemory,
+    Error, MemoryId, MemoryKind, Namespace, NewMemory, Source, Status, Store, WorkingMemory,
 };
 use hindsight_engine::{Engine, SearchRequest};
 use hindsight_reflect::{Method, Recalled, Reflector, TaskTrace};
@@ -29,6 +29,21 @@ pub const MAX_TOP_K: u32 = 100;
 pub const MAX_STEPS: usize = 200;
 /// Longest working-memory value, in characters.
 pub const MAX_WORKING_VALUE_CHARS: usize = 65_536;
+/// Longest working-memory session id or key, in characters.
+pub const MAX_WORKING_NAME_CHARS: usize = 256;
+
+/// Session ids and keys within [`MAX_WORKING_NAME_CHARS`].
+fn check_working_names(session: &str, key: Option<&str>) -> Result<(), ErrorData> {
+    for (field, v) in [("session_id", Some(session)), ("key", key)] {
+        if v.is_some_and(|v| v.chars().count() > MAX_WORKING_NAME_CHARS) {
+            return Err(to_mcp(&invalid(
+                field,
+                format!("longer than {MAX_WORKING_NAME_CHARS} characters"),
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// Server-wide options.
 #[derive(Clone, Debug)]
@@ -387,6 +402,13 @@ impl HindsightMcp {
                 let mut ordered = Vec::with_capacity(ids.len());
                 for id in &ids {
                     match found.iter().find(|m| &m.id == id) {
+                        // Quarantined and forgotten memories are never read back.
+                        Some(m) if matches!(m.status, Status::Quarantined | Status::Forgotten) => {
+                            return Err(to_mcp(&invalid(
+                                "ids",
+                                format!("memory {id} is {}: it cannot be summarised", m.status),
+                            )));
+                        }
                         Some(m) => ordered.push(m.clone()),
                         None => {
                             return Err(to_mcp(&Error::not_found(format!(
@@ -470,6 +492,19 @@ impl HindsightMcp {
                 format!("at most {MAX_STEPS} steps, got {}", args.steps.len()),
             )));
         }
+        let max = self.state.engine.write_config().max_content_chars;
+        if args.goal.chars().count() > max {
+            return Err(to_mcp(&invalid(
+                "goal",
+                format!("longer than {max} characters"),
+            )));
+        }
+        if let Some(i) = args.steps.iter().position(|s| s.chars().count() > max) {
+            return Err(to_mcp(&invalid(
+                "steps",
+                format!("step {} is longer than {max} characters", i + 1),
+            )));
+        }
         let trace = TaskTrace {
             goal: args.goal.clone(),
             steps: args.steps,
@@ -536,6 +571,7 @@ impl HindsightMcp {
     ) -> Result<Json<WorkingEntryOut>, ErrorData> {
         let _g = self.state.enter();
         let ns = self.namespace(&ext, args.namespace.as_deref(), true)?;
+        check_working_names(&args.session_id, Some(&args.key))?;
         let n = args.value.chars().count();
         if n > MAX_WORKING_VALUE_CHARS {
             return Err(to_mcp(&invalid(
@@ -572,6 +608,7 @@ impl HindsightMcp {
     ) -> Result<Json<WorkingGetResult>, ErrorData> {
         let _g = self.state.enter();
         let ns = self.namespace(&ext, args.namespace.as_deref(), false)?;
+        check_working_names(&args.session_id, args.key.as_deref())?;
         let entries = match &args.key {
             Some(k) => mcp(self.state.working.get(&ns, &args.session_id, k).await)?
                 .into_iter()
@@ -596,6 +633,7 @@ impl HindsightMcp {
     ) -> Result<Json<WorkingClearResult>, ErrorData> {
         let _g = self.state.enter();
         let ns = self.namespace(&ext, args.namespace.as_deref(), true)?;
+        check_working_names(&args.session_id, args.key.as_deref())?;
         let removed = mcp(self
             .state
             .working

@@ -375,3 +375,134 @@ async fn search_profile_needs_a_token_counts_searches_and_resets() {
     let v = read_profile(&h, "tok-a").await;
     assert_eq!(v["searches"], 0, "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forgotten_and_quarantined_memories_are_not_read_or_changed_by_id() {
+    let h = start().await;
+    let id_of = |v: &Value| v["id"].as_str().expect("id").to_owned();
+    let a = id_of(
+        &h.ok(
+            "tok-a",
+            "memory_store",
+            json!({"content": "The lab printer is on floor 3."}),
+        )
+        .await,
+    );
+    let b = id_of(
+        &h.ok(
+            "tok-a",
+            "memory_store",
+            json!({"content": "Standup moved to 9:30 on Mondays."}),
+        )
+        .await,
+    );
+    h.ok(
+        "tok-a",
+        "memory_forget",
+        json!({"id": a, "reason": "moved"}),
+    )
+    .await;
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "memory_forget",
+            json!({"id": a, "reason": "again"}),
+        )
+        .await;
+    assert!(msg.contains("forgotten"), "{msg}");
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "memory_update",
+            json!({"id": a, "content": "floor 4"}),
+        )
+        .await;
+    assert!(msg.contains("forgotten"), "{msg}");
+    let (_, msg) = h
+        .err("tok-a", "memory_feedback", json!({"id": a, "useful": true}))
+        .await;
+    assert!(msg.contains("forgotten"), "{msg}");
+    let (_, msg) = h
+        .err("tok-a", "memory_summarize", json!({"ids": [a]}))
+        .await;
+    assert!(msg.contains("forgotten"), "{msg}");
+    // The first reason stays.
+    let ns = hindsight_core::Namespace::new("a");
+    let m = h
+        .store
+        .get(&ns, &hindsight_core::MemoryId::from(a.as_str()))
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(m.status_reason.as_deref(), Some("moved"));
+
+    // A quarantined memory is not summarised by id either.
+    h.store
+        .set_status(
+            &ns,
+            &hindsight_core::MemoryId::from(b.as_str()),
+            hindsight_core::Status::Quarantined,
+            Some("quarantine: test"),
+            None,
+        )
+        .await
+        .expect("quarantine");
+    let (_, msg) = h
+        .err("tok-a", "memory_summarize", json!({"ids": [b]}))
+        .await;
+    assert!(msg.contains("quarantined"), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_text_field_has_a_size_limit() {
+    let h = start().await;
+    let long = "x".repeat(8_001);
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "memory_store",
+            json!({"content": "ok", "context": long}),
+        )
+        .await;
+    assert!(msg.contains("context"), "{msg}");
+    let tags: Vec<String> = (0..65).map(|i| format!("t{i}")).collect();
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "memory_store",
+            json!({"content": "ok", "tags": tags}),
+        )
+        .await;
+    assert!(msg.contains("tags"), "{msg}");
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "memory_store",
+            json!({"content": "ok", "entities": {"k": "v".repeat(257)}}),
+        )
+        .await;
+    assert!(msg.contains("entities"), "{msg}");
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "reflect_and_store",
+            json!({"goal": long, "steps": ["a"], "outcome": "success"}),
+        )
+        .await;
+    assert!(msg.contains("goal"), "{msg}");
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "working_memory_set",
+            json!({"session_id": "s".repeat(257), "key": "k", "value": "v"}),
+        )
+        .await;
+    assert!(msg.contains("session_id"), "{msg}");
+    // Within the limits the same calls work.
+    h.ok(
+        "tok-a",
+        "memory_store",
+        json!({"content": "ok", "context": "x".repeat(8_000), "tags": ["a"]}),
+    )
+    .await;
+}

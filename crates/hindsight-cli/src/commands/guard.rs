@@ -23,9 +23,11 @@ pub enum GuardCommand {
         /// Source of the texts: user, agent or external (sets the trust-scaled threshold).
         #[arg(long, default_value = "external")]
         source: String,
-        /// Embed texts with --embedder and use the full classifier (default: lexical fallback).
+        /// Score without embeddings (the classifier's lexical head only): faster, but not the
+        /// head the write pipeline uses, so verdicts can differ from what a write would get.
+        /// By default texts are embedded with --embedder, as writes are.
         #[arg(long)]
-        embed: bool,
+        lexical_only: bool,
         /// A classifier JSON other than the committed one.
         #[arg(long)]
         model: Option<PathBuf>,
@@ -122,7 +124,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             file,
             out,
             source,
-            embed,
+            lexical_only,
             model,
         } => {
             let source: Source = source.parse().context("--source")?;
@@ -131,20 +133,35 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
             let mut lines = Vec::new();
             let mut bad = 0usize;
-            for (i, line) in BufReader::new(f).lines().enumerate() {
+            // Lines are read as bytes: one that is not UTF-8 is reported and skipped like any
+            // other malformed line, and the rest are still scanned.
+            for (i, line) in BufReader::new(f).split(b'\n').enumerate() {
                 let line = line.with_context(|| format!("reading {}", file.display()))?;
+                let line = match std::str::from_utf8(&line) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        bad += 1;
+                        eprintln!("{}:{}: skipped: not UTF-8 ({e})", file.display(), i + 1);
+                        continue;
+                    }
+                };
+                let line = line.strip_prefix('\u{feff}').unwrap_or(line);
                 if line.trim().is_empty() {
                     continue;
                 }
-                match serde_json::from_str::<ScanLine>(&line) {
+                match serde_json::from_str::<ScanLine>(line) {
                     Ok(l) => lines.push(l),
                     Err(e) => {
                         bad += 1;
-                        eprintln!("{}:{}: skipped: {e}", file.display(), i + 1);
+                        eprintln!(
+                            "{}:{}: skipped: expected an object {{\"id\", \"text\"}}: {e}",
+                            file.display(),
+                            i + 1
+                        );
                     }
                 }
             }
-            let embeddings = if *embed {
+            let embeddings = if !*lexical_only {
                 let e = cached_embedder(cli)?;
                 let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
                 Some(embed_all(&e, &texts)?)
@@ -168,6 +185,9 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             }
             w.flush()?;
             eprintln!("scanned {} lines, {bad} malformed", lines.len());
+            if bad > 0 {
+                return Ok(ExitCode::from(2));
+            }
         }
         GuardCommand::Corpus { seed, out } => {
             let records = generate_corpus(*seed);

@@ -221,3 +221,63 @@ fn ingest_and_search_run_the_guard_unless_switched_off() {
     let out = hindsight(&bare, &["--json", "quarantine", "list"]);
     assert!(!text(&out.stdout).contains("\"attack\""));
 }
+
+#[cfg(unix)]
+#[test]
+fn serve_stdio_exits_on_sigterm_while_its_client_is_idle() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hindsight"))
+        .args(["--embedder", "hash:64", "--data"])
+        .arg(dir.path().join("data"))
+        .args(["serve", "--stdio"])
+        .env_remove("HINDSIGHT_BACKEND")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .expect("write");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read");
+    assert!(line.contains("serverInfo"), "{line}");
+    // Let the handshake settle into the serving loop, then stop it (stdin stays open).
+    std::thread::sleep(Duration::from_millis(300));
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let start = Instant::now();
+    let exited = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if exited.is_none() {
+        let _ = child.kill();
+    }
+    drop(stdin);
+    let status = exited.expect("still running 10 s after SIGTERM");
+    assert!(status.success(), "{status:?}");
+}

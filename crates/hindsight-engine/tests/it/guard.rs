@@ -759,3 +759,53 @@ async fn a_contradiction_is_not_a_duplicate_and_less_trust_does_not_supersede() 
         Status::Superseded
     );
 }
+
+#[tokio::test]
+async fn near_duplicates_about_other_subjects_are_kept_and_changed_values_supersede() {
+    let (engine, emb) = setup(Arc::new(RecordingGuard::default()), false).await;
+    let mut near = axis(2);
+    near[3] = 0.1;
+    let texts = [
+        ("Order ORD-3333 was refunded.", axis(2)),
+        ("Order ORD-4444 was refunded.", near.clone()),
+        ("The API rate limit is 100 per minute.", axis(4)),
+    ];
+    for (t, v) in &texts {
+        emb.set(t, v);
+    }
+    let mut limit = axis(4);
+    limit[3] = 0.1;
+    emb.set("The API rate limit is 500 per minute.", &limit);
+    emb.set("Order ORD-3333 was refunded!", &near);
+
+    let first = engine
+        .store_memory(mem(texts[0].0, Source::User), now())
+        .await
+        .unwrap();
+    let other = engine
+        .store_memory(mem(texts[1].0, Source::User), now())
+        .await
+        .unwrap();
+    assert!(!other.deduplicated, "another order is a new memory");
+    assert_ne!(other.id, first.id);
+    let again = engine
+        .store_memory(mem("Order ORD-3333 was refunded!", Source::User), now())
+        .await
+        .unwrap();
+    assert!(again.deduplicated, "the same order again is merged");
+    assert_eq!(again.id, first.id);
+
+    let old = engine
+        .store_memory(mem(texts[2].0, Source::User), now())
+        .await
+        .unwrap();
+    let new = engine
+        .store_memory(
+            mem("The API rate limit is 500 per minute.", Source::User),
+            now(),
+        )
+        .await
+        .unwrap();
+    assert!(!new.deduplicated);
+    assert_eq!(new.superseded, vec![old.id.clone()]);
+}
