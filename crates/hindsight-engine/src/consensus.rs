@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
     ConsensusCheck, ConsensusFlag, Filter, GuardDecision, Memory, MemoryId, MemoryKind, Namespace,
-    NewMemory, Result, Source, Status, TrustWeights, index_text,
+    NewMemory, Result, Source, Status, TrustWeights,
 };
 use serde::{Deserialize, Serialize};
 use tracing::info;
@@ -265,9 +265,15 @@ impl Engine {
         hits: &mut [SearchHit],
         now: DateTime<Utc>,
     ) -> Result<()> {
+        let c = &self.consensus_config;
         for hit in hits.iter_mut() {
             let m = &hit.memory;
-            if is_lesson(m) || !check.is_directive(&m.content) {
+            // What the user said is the consensus, not a claim to test against it: only
+            // memories from less trusted sources (agent, external) are checked.
+            if c.trust.weight(m.source) >= c.trust.weight(Source::User)
+                || is_lesson(m)
+                || !check.is_directive(&m.content)
+            {
                 continue;
             }
             let Some(vector) = self.store.get_vector(ns, &m.id).await? else {
@@ -280,12 +286,11 @@ impl Engine {
                 .iter()
                 .filter(|n| check.contradicts(n, m))
                 .collect();
-            let c = &self.consensus_config;
             let flag = if contradicting.len() >= c.min_contradicting.max(1)
                 && contradicting.len() * 2 > neighbours.len()
             {
                 let lesson = if c.record_lessons {
-                    Some(self.record_lesson(m, &contradicting, now).await?)
+                    Some(self.record_lesson(m, &vector, &contradicting, now).await?)
                 } else {
                     None
                 };
@@ -318,9 +323,12 @@ impl Engine {
     }
 
     /// Writes the lesson for `flagged` unless it exists (one lesson per flagged memory).
+    /// It is indexed under `vector`, the flagged memory's stored vector, so a later claim like it
+    /// finds the lesson (and recording one costs no embedding on the search path).
     async fn record_lesson(
         &self,
         flagged: &Memory,
+        vector: &[f32],
         contradicting: &[&Memory],
         now: DateTime<Utc>,
     ) -> Result<MemoryId> {
@@ -364,9 +372,6 @@ impl Engine {
             created_at: Some(now),
             ..NewMemory::default()
         };
-        let vector = self
-            .embed_one_document(index_text(&flagged.content, ""))
-            .await?;
         let memory = self.materialize(
             &new,
             id.clone(),
@@ -377,7 +382,7 @@ impl Engine {
         );
         // The lesson is indexed under the flagged claim's own vector, so a later claim like it
         // finds the lesson; it bypasses the guard (it quotes the attack on purpose).
-        match self.store.insert(&memory, &vector).await {
+        match self.store.insert(&memory, vector).await {
             Ok(()) => {
                 info!(namespace = %ns, %id, flagged = %flagged.id, "recorded guard lesson");
                 Ok(id)

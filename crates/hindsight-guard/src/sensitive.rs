@@ -8,8 +8,11 @@
 //! date), credit cards (Luhn, issuer prefix 2-6), US SSNs (area/group/serial rules).
 //!
 //! A password needs an explicit value: `password: x`, `password=x`, `password is x` (x must contain a
-//! digit or symbol), `密码是x` (x ASCII). "Reset your password via the settings page" has no value
-//! and is left alone.
+//! digit or symbol, or be a 16+ character passphrase), `密码是x` (x ASCII, or mixed with Chinese
+//! characters when it has a digit). "Reset your password via the settings page" has no value and
+//! is left alone. Keys also include Stripe-style `sk_live_` keys, PEM private-key blocks and any
+//! 16+ character value after a key/token word. Not detected: passport numbers and 15-digit
+//! (pre-1999) Chinese IDs, which look like any other long number without context.
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -87,8 +90,9 @@ enum Check {
     Luhn,
     Ssn,
     PhoneDigits,
-    /// `password is X`: X must contain a digit or symbol.
-    HasDigitOrSymbol,
+    /// `password is X`: X must contain a digit or symbol, or be a long passphrase (16+
+    /// characters), so "password is required" stays.
+    SecretLike,
     /// The value must contain a digit.
     HasDigit,
 }
@@ -118,7 +122,18 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r"sk-(?:proj-|live-|test-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}",
             AlnumBounded,
         ),
+        d(
+            ApiKey,
+            r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            AlnumBounded,
+        ),
         d(ApiKey, r"(?:AKIA|ASIA)[0-9A-Z]{16}", AlnumBounded),
+        // A PEM private key, header to footer (or to the end of the text when cut off).
+        d(
+            ApiKey,
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
+            None,
+        ),
         d(
             ApiKey,
             r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
@@ -138,7 +153,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             ApiKey,
-            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?\s*(?:[:=：]|is|是|为)\s*["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
+            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?(?:\s*(?:[:=：]|is|是|为)\s*|\s+)["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
             HasDigit,
         ),
         d(
@@ -148,13 +163,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             Password,
-            r#"(?i:password|passwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
-            HasDigitOrSymbol,
+            r#"(?i:password|passwd|pwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
+            SecretLike,
         ),
         d(
             Password,
-            r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
+            r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
             None,
+        ),
+        // A value mixing Chinese characters with digits or symbols ("密码是：猫咪2023").
+        d(
+            Password,
+            r#"(?:密码|口令|登录密码|支付密码)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[^\s"'”,，。;；！？]{3,32})"#,
+            HasDigit,
         ),
         d(
             Email,
@@ -275,9 +296,12 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
             let n = value.chars().filter(char::is_ascii_digit).count();
             digit_bounded() && (8..=15).contains(&n)
         }
-        Check::HasDigitOrSymbol => value
-            .chars()
-            .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.')),
+        Check::SecretLike => {
+            value
+                .chars()
+                .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
+                || value.chars().count() >= 16
+        }
         Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
     }
 }
@@ -376,6 +400,25 @@ mod tests {
             &[(ApiKey, "3f9a1c0e7b2d4a6f8e0c1b3d5f7a9c2e")],
         );
         check("the token bucket refills every second", &[]);
+        check(
+            "billing uses sk_live_51HxAbCdEfGhIjKlMnOp now",
+            &[(ApiKey, "sk_live_51HxAbCdEfGhIjKlMnOp")],
+        );
+        check(
+            "token 0123456789abcdef0123456789abcdef",
+            &[(ApiKey, "0123456789abcdef0123456789abcdef")],
+        );
+        check(
+            "key file:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nthanks",
+            &[(
+                ApiKey,
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+            )],
+        );
+        check(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz",
+            &[(ApiKey, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz")],
+        );
     }
 
     #[test]
@@ -386,6 +429,13 @@ mod tests {
         check("Reset your password via the settings page.", &[]);
         check("The password is required for login.", &[]);
         check("密码是要定期更换的", &[]);
+        check(
+            "Password is correcthorsebatterystaple",
+            &[(Password, "correcthorsebatterystaple")],
+        );
+        check("pwd is s3cr3t!!", &[(Password, "s3cr3t!!")]);
+        check("密码是：猫咪2023", &[(Password, "猫咪2023")]);
+        check("The password is incorrect.", &[]);
     }
 
     #[test]

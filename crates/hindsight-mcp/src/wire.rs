@@ -69,6 +69,28 @@ wire_enum!(
     /// Lifecycle state.
     StatusW <=> Status { Active, Deprecated, Superseded, Quarantined, Forgotten }
 );
+/// Statuses a search may include. `quarantined` is not one: quarantined memories are never
+/// returned by search (operators list them with `hindsight quarantine list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchStatus {
+    Active,
+    Deprecated,
+    Superseded,
+    Forgotten,
+}
+
+impl From<SearchStatus> for Status {
+    fn from(s: SearchStatus) -> Status {
+        match s {
+            SearchStatus::Active => Status::Active,
+            SearchStatus::Deprecated => Status::Deprecated,
+            SearchStatus::Superseded => Status::Superseded,
+            SearchStatus::Forgotten => Status::Forgotten,
+        }
+    }
+}
+
 wire_enum!(
     /// Task outcome.
     OutcomeW <=> Outcome { Success, Partial, Failure, Aborted }
@@ -103,6 +125,7 @@ pub struct StoreArgs {
     pub entities: BTreeMap<String, String>,
     /// 0..1; default 0.5. Higher ranks higher.
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub importance: Option<f32>,
     /// Who asserted it: user, agent (default) or external.
     #[serde(default)]
@@ -155,9 +178,9 @@ pub struct SearchFilters {
     /// Each entity must be present with exactly this value.
     #[serde(default)]
     pub entities: BTreeMap<String, String>,
-    /// Statuses to include; default active only.
+    /// Statuses to include; default active only. Quarantined memories are never searchable.
     #[serde(default)]
-    pub statuses: Vec<StatusW>,
+    pub statuses: Vec<SearchStatus>,
     /// Only memories of tasks with these outcomes.
     #[serde(default)]
     pub outcomes: Vec<OutcomeW>,
@@ -226,6 +249,7 @@ pub struct SearchArgs {
     pub filters: Option<SearchFilters>,
     /// How many hits (default 5, at most 100).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub top_k: Option<u32>,
     /// Include per-path evidence and ranking factors for each hit.
     #[serde(default)]
@@ -363,6 +387,7 @@ pub struct SearchResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// Id of the memory to change.
@@ -381,6 +406,7 @@ pub struct UpdateArgs {
     pub entities: Option<BTreeMap<String, String>>,
     /// 0..1.
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub importance: Option<f32>,
     #[serde(default)]
     pub kind: Option<StoreKind>,
@@ -408,6 +434,7 @@ pub struct MemoryResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// Id of the memory to forget.
@@ -426,6 +453,7 @@ pub struct ForgetResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeedbackArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// Id of a memory returned by memory_search.
@@ -447,6 +475,7 @@ pub struct FeedbackResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// Summarise these memories (in this order). Give `ids` or `query`.
@@ -457,9 +486,11 @@ pub struct SummarizeArgs {
     pub query: Option<String>,
     /// Hits to summarise when `query` is used (default 5, at most 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
     pub top_k: Option<u32>,
     /// Longest hint in characters (default 400, 40..4000).
     #[serde(default)]
+    #[schemars(range(min = 40, max = 4000))]
     pub max_chars: Option<u32>,
 }
 
@@ -484,6 +515,7 @@ pub struct SummarizeResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReflectArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// What the task was meant to achieve.
@@ -533,6 +565,7 @@ pub struct ReflectResult {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkingSetArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     /// The agent session (conversation or task run) this scratch state belongs to.
@@ -540,14 +573,16 @@ pub struct WorkingSetArgs {
     pub key: String,
     /// Any text (JSON-encode structured values yourself).
     pub value: String,
-    /// Seconds until the entry expires; omit to keep it until cleared.
+    /// Seconds until the entry expires (1 to one year); omit to keep it until cleared.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 31_536_000))]
     pub ttl_seconds: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkingGetArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     pub session_id: String,
@@ -559,6 +594,7 @@ pub struct WorkingGetArgs {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkingClearArgs {
+    /// Namespace; defaults to the connection's namespace.
     #[serde(default)]
     pub namespace: Option<String>,
     pub session_id: String,

@@ -236,7 +236,15 @@ pub fn lesson(trace: &TaskTrace, decisions: &[String]) -> String {
     let last = trace.steps.last().map(|s| clip(s, 160));
     let failing = failing_step(&trace.steps).map(|s| clip(s, 160));
     let zh = is_chinese(&trace.goal);
-    let what_worked = decisions.first().cloned().or(last.clone());
+    // What worked: the first key decision, else the last step that reports no failure (a
+    // success can end on a logged error that was worked around).
+    let last_ok = trace
+        .steps
+        .iter()
+        .rev()
+        .find(|s| cue_score(s, FAILURE_CUES) == 0)
+        .map(|s| clip(s, 160));
+    let what_worked = decisions.first().cloned().or(last_ok);
     match (trace.outcome, zh) {
         (Outcome::Success, false) => match what_worked {
             Some(w) => format!("To {goal}, this worked: {w}. Reuse the approach."),
@@ -343,6 +351,23 @@ mod tests {
         check_type("hello there", &["ok"], TaskType::Other);
         // "lookup" inside "lookups" is not a whole word; "setup" as a word is
         check_type("prepare lookups", &[], TaskType::Other);
+    }
+
+    #[test]
+    fn a_success_lesson_does_not_recommend_a_failed_step() {
+        let trace = TaskTrace {
+            goal: "Pay the supplier invoice".into(),
+            steps: steps(&[
+                "opened the invoice",
+                "paid through the backup gateway",
+                "Error: 502 Bad Gateway from payments-gw (logged, retried elsewhere)",
+            ]),
+            outcome: Outcome::Success,
+            entities: BTreeMap::new(),
+        };
+        let l = lesson(&trace, &[]);
+        assert!(l.contains("backup gateway"), "{l}");
+        assert!(!l.contains("502"), "{l}");
     }
 
     #[test]
