@@ -212,6 +212,13 @@ impl HindsightMcp {
             to_mcp(&e)
         })
     }
+
+    /// Whether a search records access (a ranking factor) for its hits: when the server does,
+    /// and only for callers that may write the namespace, so a read-only token changes nothing.
+    fn records_access(&self, ext: &Extensions, ns: &Namespace) -> bool {
+        self.state.options.record_access
+            && self.access(ext).resolve(Some(ns.as_str()), true).is_ok()
+    }
 }
 
 fn parse_id(id: &str) -> Result<MemoryId, ErrorData> {
@@ -230,7 +237,7 @@ impl HindsightMcp {
     /// memory_store
     #[tool(
         name = "memory_store",
-        description = "Store one long-term memory: a self-contained fact, user preference, rule or lesson (one idea per call). Near-duplicates are not stored twice (the existing id is returned with deduplicated=true); a memory that contradicts an older one supersedes it. Use reflect_and_store for a finished task, working_memory_set for scratch state of the current session."
+        description = "Store one long-term memory: a self-contained fact, user preference, rule or lesson (one idea per call). Near-duplicates are not stored twice (the existing id is returned with deduplicated=true); a memory that contradicts an older one supersedes it, unless it comes from a less trusted source (then both are kept). Use reflect_and_store for a finished task, working_memory_set for scratch state of the current session."
     )]
     async fn memory_store(
         &self,
@@ -283,7 +290,7 @@ impl HindsightMcp {
             top_k: top_k as usize,
             filter,
             now: None,
-            record_access: self.state.options.record_access,
+            record_access: self.records_access(&ext, &ns),
         };
         let (resp, timings) = mcp(self.state.engine.search_timed(&req).await)?;
         self.state.profile.record(&timings);
@@ -431,7 +438,7 @@ impl HindsightMcp {
                     namespace: ns.clone(),
                     query: query.clone(),
                     top_k: top_k as usize,
-                    record_access: self.state.options.record_access,
+                    record_access: self.records_access(&ext, &ns),
                     ..SearchRequest::default()
                 };
                 mcp(self.state.engine.search(&req).await)?

@@ -506,3 +506,44 @@ async fn every_text_field_has_a_size_limit() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_search_records_no_access() {
+    let h = start().await;
+    let id = h
+        .ok(
+            "tok-a",
+            "memory_store",
+            json!({"content": "The VPN gateway is vpn-2."}),
+        )
+        .await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let count = || async {
+        let ns = hindsight_core::Namespace::new("a");
+        h.store
+            .get(&ns, &hindsight_core::MemoryId::from(id.as_str()))
+            .await
+            .expect("get")
+            .expect("stored")
+            .access_count
+    };
+    let before = count().await;
+    for _ in 0..3 {
+        h.ok(
+            "tok-r",
+            "memory_search",
+            json!({"query": "vpn gateway", "namespace": "a"}),
+        )
+        .await;
+    }
+    assert_eq!(
+        count().await,
+        before,
+        "a reader's searches changed access counts"
+    );
+    h.ok("tok-a", "memory_search", json!({"query": "vpn gateway"}))
+        .await;
+    assert_eq!(count().await, before + 1);
+}
