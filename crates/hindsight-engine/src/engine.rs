@@ -1167,11 +1167,7 @@ impl Engine {
     /// Restores a superseded, deprecated or forgotten memory to `active`. Quarantined memories
     /// and ones an operator discarded from quarantine are refused (see [`Engine::release`]).
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
-        let m = self
-            .store
-            .get(ns, id)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let m = self.existing(ns, id).await?;
         if m.status == Status::Active {
             return Ok(m);
         }
@@ -1214,14 +1210,18 @@ impl Engine {
         Ok(purged)
     }
 
+    /// The memory `id`, or a not-found error.
+    async fn existing(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
+        self.store
+            .get(ns, id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))
+    }
+
     /// The memory `id`, unless it is missing or forgotten (then an error saying it cannot
     /// `what`, e.g. "be updated"): forgotten memories are read-only until reverted.
     async fn current(&self, ns: &Namespace, id: &MemoryId, what: &str) -> Result<Memory> {
-        let m = self
-            .store
-            .get(ns, id)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let m = self.existing(ns, id).await?;
         if m.status == Status::Forgotten {
             return Err(Error::invalid(
                 "id",

@@ -617,6 +617,10 @@ fn rule_consensus_detects_negation_flips_in_both_languages() {
     assert!(!c.is_directive("The user prefers SF Express"));
 }
 
+async fn status_of(engine: &Engine, id: &hindsight_core::MemoryId) -> Status {
+    engine.store().get(&ns(), id).await.unwrap().unwrap().status
+}
+
 #[tokio::test]
 async fn a_redacted_context_is_what_gets_stored() {
     let (engine, _) = setup(Arc::new(RecordingGuard::default()), false).await;
@@ -729,16 +733,7 @@ async fn a_contradiction_is_not_a_duplicate_and_less_trust_does_not_supersede() 
     assert_ne!(out.id, kept);
     assert!(out.superseded.is_empty(), "{out:?}");
     assert_eq!(out.related, vec![kept.clone()]);
-    assert_eq!(
-        engine
-            .store()
-            .get(&ns(), &kept)
-            .await
-            .unwrap()
-            .unwrap()
-            .status,
-        Status::Active
-    );
+    assert_eq!(status_of(&engine, &kept).await, Status::Active);
 
     // The user saying it supersedes.
     engine.forget(&ns(), &out.id, "test").await.unwrap();
@@ -748,16 +743,7 @@ async fn a_contradiction_is_not_a_duplicate_and_less_trust_does_not_supersede() 
         .unwrap();
     assert!(!out.deduplicated);
     assert_eq!(out.superseded, vec![kept.clone()]);
-    assert_eq!(
-        engine
-            .store()
-            .get(&ns(), &kept)
-            .await
-            .unwrap()
-            .unwrap()
-            .status,
-        Status::Superseded
-    );
+    assert_eq!(status_of(&engine, &kept).await, Status::Superseded);
 }
 
 #[tokio::test]
