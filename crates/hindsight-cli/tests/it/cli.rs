@@ -224,7 +224,7 @@ fn ingest_and_search_run_the_guard_unless_switched_off() {
 
 #[cfg(unix)]
 #[test]
-fn serve_stdio_exits_on_sigterm_while_its_client_is_idle() {
+fn serve_stdio_answers_broken_lines_and_exits_on_sigterm_while_idle() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
     use std::time::{Duration, Instant};
@@ -252,11 +252,22 @@ fn serve_stdio_exits_on_sigterm_while_its_client_is_idle() {
     )
     .expect("write");
     stdin.flush().expect("flush");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read");
+    out.read_line(&mut line).expect("read");
     assert!(line.contains("serverInfo"), "{line}");
+    // A line that is not JSON gets a parse error with the request's id, not silence.
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{"x":"\ud800"}}}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+    line.clear();
+    out.read_line(&mut line).expect("read");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(v["id"], 7, "{line}");
+    assert_eq!(v["error"]["code"], -32700, "{line}");
     // Let the handshake settle into the serving loop, then stop it (stdin stays open).
     std::thread::sleep(Duration::from_millis(300));
     let status = Command::new("kill")
