@@ -154,6 +154,7 @@ fn end_to_end(c: &mut Criterion) {
         filter: Filter::default(),
         now: None,
         record_access: false,
+        read_only: false,
     };
     // Warm the engine's query-embedding cache: the bench measures everything but the embedding.
     for q in &queries {

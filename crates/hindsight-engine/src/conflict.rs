@@ -26,6 +26,13 @@ pub enum ConflictDecision {
 /// the failed one). A changed plain value ("limit 60/min" vs "100/min", another phone number)
 /// is not a new subject: that is for the judge.
 pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
+    // The same words are the same memory whatever the labels say (stores that refuse an exact
+    // duplicate text, such as PostgreSQL's unique content hash, agree).
+    if old.content.trim().to_lowercase() == content.trim().to_lowercase()
+        && old.context == new.context
+    {
+        return false;
+    }
     let entity_clash = new
         .entities
         .iter()
@@ -38,17 +45,21 @@ pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
         || identifiers(&old.content) != identifiers(content)
 }
 
-/// The identifier-like tokens of `text`: runs of letters, digits, `-` and `_` that hold at
-/// least one ASCII letter and one digit, lower-cased.
+/// The identifier-like tokens of `text`, lower-cased: runs of letters, digits, `-` and `_` that
+/// start with a letter and hold a digit (`ORD-3333`, `web-01`, `inc42`). A number with a unit
+/// (`30s`, `10MB`, `5th`) starts with a digit and a version (`v18`) is one letter and digits:
+/// those are values, which the judge compares, not names of other subjects.
 fn identifiers(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .map(|t| t.trim_matches(|c| c == '-' || c == '_'))
         .filter(|t| {
-            t.chars().any(|c| c.is_ascii_alphabetic()) && t.chars().any(|c| c.is_ascii_digit())
+            let starts_with_letter = t.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+            let version = t.len() > 1
+                && (t.starts_with('v') || t.starts_with('V'))
+                && t[1..].chars().all(|c| c.is_ascii_digit());
+            starts_with_letter && !version && t.chars().any(|c| c.is_ascii_digit())
         })
-        .map(|t| {
-            t.trim_matches(|c| c == '-' || c == '_')
-                .to_ascii_lowercase()
-        })
+        .map(str::to_ascii_lowercase)
         .collect()
 }
 
@@ -264,18 +275,30 @@ mod tests {
             &mem("The rate limit is 100/min"),
             &new("The rate limit is 500/min")
         ));
+        for (a, b) in [
+            ("The request timeout is 30s", "The request timeout is 60s"),
+            ("Max upload size is 10MB", "Max upload size is 25MB"),
+            ("The CI uses Node v18", "The CI uses Node v20"),
+            ("Standup at 9:30am", "Standup at 9:30 am"),
+        ] {
+            assert!(!distinct(&mem(a), &new(b)), "{a} / {b}");
+        }
         // Entities with different values.
-        let mut o = mem("Refund issued");
+        let mut o = mem("Refund issued for the order");
         o.entities.insert("order_id".into(), "3333".into());
-        let mut n = new("Refund issued");
+        let mut n = new("Refund issued for this order");
         n.entities.insert("order_id".into(), "4444".into());
         assert!(distinct(&o, &n));
         n.entities.insert("order_id".into(), "3333".into());
         assert!(!distinct(&o, &n));
+        // The same words stay one memory whatever the labels say.
+        let mut same = new("Refund issued for the order");
+        same.entities.insert("order_id".into(), "4444".into());
+        assert!(!distinct(&o, &same));
         // Outcomes and tasks.
         let mut o = mem("Deploy of billing failed at the migration step");
         o.outcome = Some(hindsight_core::Outcome::Failure);
-        let mut n = new("Deploy of billing failed at the migration step");
+        let mut n = new("Deploy of billing stopped at the migration step");
         n.outcome = Some(hindsight_core::Outcome::Aborted);
         assert!(distinct(&o, &n));
         n.outcome = Some(hindsight_core::Outcome::Failure);

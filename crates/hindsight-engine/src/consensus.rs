@@ -21,7 +21,7 @@ use hindsight_core::{
     NewMemory, Result, Source, Status, TrustWeights,
 };
 use serde::{Deserialize, Serialize};
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge};
 use crate::engine::{Engine, SearchHit};
@@ -258,12 +258,16 @@ impl Engine {
 
     /// Flags directive hits that contradict the consensus of trusted memories and records
     /// lessons (see the module docs).
+    /// Lessons are recorded only when `record` (a search that may write; a read-only caller's
+    /// search flags without writing), and a lesson that cannot be written is logged, not fatal:
+    /// the flag still reaches the caller.
     pub(crate) async fn flag_consensus(
         &self,
         check: &dyn ConsensusCheck,
         ns: &Namespace,
         hits: &mut [SearchHit],
         now: DateTime<Utc>,
+        record: bool,
     ) -> Result<()> {
         let c = &self.consensus_config;
         for hit in hits.iter_mut() {
@@ -289,8 +293,14 @@ impl Engine {
             let flag = if contradicting.len() >= c.min_contradicting.max(1)
                 && contradicting.len() * 2 > neighbours.len()
             {
-                let lesson = if c.record_lessons {
-                    Some(self.record_lesson(m, &vector, &contradicting, now).await?)
+                let lesson = if c.record_lessons && record {
+                    match self.record_lesson(m, &vector, &contradicting, now).await {
+                        Ok(id) => Some(id),
+                        Err(e) => {
+                            warn!(namespace = %ns, id = %m.id, error = %e, "could not record a guard lesson");
+                            None
+                        }
+                    }
                 } else {
                     None
                 };

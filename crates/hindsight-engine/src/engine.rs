@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, Memory, MemoryId,
     MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status, Store,
-    TrustWeights, WriteGuard, decay, index_text,
+    WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -49,6 +49,10 @@ pub struct SearchRequest {
     pub now: Option<DateTime<Utc>>,
     /// Count the returned hits as accessed (access_count, last_accessed_at).
     pub record_access: bool,
+    /// The caller may not write this namespace: the search writes nothing (the consensus check
+    /// still flags hits but records no lesson; access is not recorded either way unless
+    /// `record_access`).
+    pub read_only: bool,
 }
 
 /// Per-path evidence for one hit.
@@ -175,6 +179,17 @@ impl Candidates {
         let fused: Vec<FusedHit> = fuse(&lists, &config.fusion);
         rank(fused, |id| self.memories.get(id), &config.factors, self.now)
     }
+}
+
+/// Where a write goes among the similar memories of its namespace ([`Engine::place`]).
+#[derive(Debug, Default)]
+pub(crate) struct Placement {
+    /// The near-duplicate it merges into (then nothing else applies).
+    pub duplicate_of: Option<MemoryId>,
+    /// Older memories it contradicts and supersedes.
+    pub superseded: Vec<MemoryId>,
+    /// Similar memories it adds to (or, from a less trusted source, contradicts).
+    pub related: Vec<MemoryId>,
 }
 
 /// The write and read pipelines. Cheap to share behind an `Arc`.
@@ -576,6 +591,85 @@ impl Engine {
         Ok(())
     }
 
+    /// Where a write of `content` (kind `kind`, vector `vector`) goes among the similar memories
+    /// of its namespace (`exclude`: its own id, when it is already stored). Per similar memory
+    /// (cosine >= `conflict_threshold`): one about another subject ([`distinct_subjects`]) is
+    /// only related; else the judge decides. The most similar same-subject memory at or above
+    /// `dedup_threshold` that the write does not contradict (or that has the very same text) is
+    /// its duplicate. A contradiction supersedes the older memory unless the write comes from a
+    /// less trusted source (external text cannot retire what the user said): then both stay,
+    /// related, and the read-time consensus check weighs them.
+    pub(crate) async fn place(
+        &self,
+        new: &NewMemory,
+        kind: MemoryKind,
+        content: &str,
+        vector: &[f32],
+        exclude: Option<&MemoryId>,
+    ) -> Result<Placement> {
+        let ns = &new.namespace;
+        let filter = Filter {
+            kinds: vec![kind],
+            ..Filter::default()
+        };
+        let similar = self
+            .store
+            .vector_search(ns, vector, self.write.conflict_candidates.max(1), &filter)
+            .await?;
+        let band: Vec<_> = similar
+            .iter()
+            .filter(|h| Some(&h.id) != exclude && h.score >= self.write.conflict_threshold)
+            .collect();
+        if band.is_empty() {
+            return Ok(Placement::default());
+        }
+        let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
+        let olds = self.store.get_many(ns, &ids).await?;
+        let same_text =
+            |m: &Memory| m.content.trim().to_lowercase() == content.trim().to_lowercase();
+        let judged: Vec<(&Memory, bool, ConflictDecision)> = olds
+            .iter()
+            .filter_map(|old| {
+                let hit = band.iter().find(|h| h.id == old.id)?;
+                if distinct_subjects(old, new, content) {
+                    return Some((old, true, ConflictDecision::Supplement));
+                }
+                Some((old, false, self.judge.judge(old, content, hit.score)))
+            })
+            .collect();
+        let duplicate = band.iter().find(|h| {
+            h.score >= self.write.dedup_threshold
+                && judged.iter().any(|(m, distinct, d)| {
+                    m.id == h.id
+                        && !distinct
+                        && (*d == ConflictDecision::Supplement || same_text(m))
+                })
+        });
+        if let Some(top) = duplicate {
+            return Ok(Placement {
+                duplicate_of: Some(top.id.clone()),
+                ..Placement::default()
+            });
+        }
+        let trust = &self.consensus_config.trust;
+        let mut placement = Placement::default();
+        for (old, _, decision) in &judged {
+            match decision {
+                ConflictDecision::Contradict
+                    if trust.weight(new.source) >= trust.weight(old.source) =>
+                {
+                    placement.superseded.push(old.id.clone());
+                }
+                ConflictDecision::Contradict => {
+                    info!(namespace = %ns, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
+                    placement.related.push(old.id.clone());
+                }
+                ConflictDecision::Supplement => placement.related.push(old.id.clone()),
+            }
+        }
+        Ok(placement)
+    }
+
     pub(crate) fn materialize(
         &self,
         new: &NewMemory,
@@ -664,89 +758,30 @@ impl Engine {
             )));
         }
 
-        let mut superseded = Vec::new();
-        let mut related = Vec::new();
+        let mut placement = Placement::default();
         if status == Status::Active {
             let kind = stored_kind(&new);
-            let filter = Filter {
-                kinds: vec![kind],
-                ..Filter::default()
-            };
-            let similar = self
-                .store
-                .vector_search(
-                    &new.namespace,
-                    &vector,
-                    self.write.conflict_candidates.max(1),
-                    &filter,
-                )
-                .await?;
-            let band: Vec<_> = similar
-                .iter()
-                .filter(|h| h.score >= self.write.conflict_threshold)
-                .collect();
-            let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
-            let olds = if ids.is_empty() {
-                Vec::new()
-            } else {
-                self.store.get_many(&new.namespace, &ids).await?
-            };
-            // Per similar memory: is it about another subject (then it is related, never
-            // merged or superseded), else does the new text contradict it?
-            let judged: Vec<(&Memory, bool, ConflictDecision)> = olds
-                .iter()
-                .filter_map(|old| {
-                    let hit = band.iter().find(|h| h.id == old.id)?;
-                    if distinct_subjects(old, &new, &content) {
-                        return Some((old, true, ConflictDecision::Supplement));
-                    }
-                    Some((old, false, self.judge.judge(old, &content, hit.score)))
-                })
-                .collect();
-            // A near-duplicate of the same subject that says the same is merged; one that says
-            // the opposite ("... no longer needs confirmation", "limit is now 500") is a
-            // conflict, and one about another subject ("ORD-4444" vs "ORD-3333") a new memory.
-            if let Some(top) = similar.iter().find(|h| {
-                h.score >= self.write.dedup_threshold
-                    && judged.iter().any(|(m, distinct, d)| {
-                        m.id == h.id
-                            && !distinct
-                            && (*d == ConflictDecision::Supplement
-                                || m.content.trim().to_lowercase() == content.trim().to_lowercase())
-                    })
-            }) {
+            placement = self.place(&new, kind, &content, &vector, None).await?;
+            if let Some(top) = &placement.duplicate_of {
                 self.store
-                    .record_access(&new.namespace, std::slice::from_ref(&top.id), now)
+                    .record_access(&new.namespace, std::slice::from_ref(top), now)
                     .await?;
-                info!(namespace = %new.namespace, existing = %top.id, similarity = top.score, "deduplicated write");
+                info!(namespace = %new.namespace, existing = %top, "deduplicated write");
                 return Ok(StoreOutcome {
-                    id: top.id.clone(),
+                    id: top.clone(),
                     deduplicated: true,
-                    superseded,
-                    related,
+                    superseded: Vec::new(),
+                    related: Vec::new(),
                     guard: decision.name().to_owned(),
                     status: Status::Active,
                 });
             }
-            // A contradiction supersedes the older memory, unless the new write comes from a
-            // less trusted source (external text cannot retire what the user said): then both
-            // stay active, related, and the read-time consensus check weighs them.
-            let trust = TrustWeights::default();
-            for (old, _, decision) in &judged {
-                match decision {
-                    ConflictDecision::Contradict
-                        if trust.weight(new.source) >= trust.weight(old.source) =>
-                    {
-                        superseded.push(old.id.clone());
-                    }
-                    ConflictDecision::Contradict => {
-                        info!(namespace = %new.namespace, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
-                        related.push(old.id.clone());
-                    }
-                    ConflictDecision::Supplement => related.push(old.id.clone()),
-                }
-            }
         }
+        let Placement {
+            superseded,
+            related,
+            ..
+        } = placement;
 
         let id = new.id.clone().unwrap_or_else(new_id);
         let memory = self.materialize(&new, id.clone(), content, status, reason, now);
@@ -1047,8 +1082,14 @@ impl Engine {
         timings.rank = t.elapsed();
         if let Some(check) = &self.consensus {
             let t = Instant::now();
-            self.flag_consensus(check.as_ref(), &req.namespace, &mut hits, cands.now)
-                .await?;
+            self.flag_consensus(
+                check.as_ref(),
+                &req.namespace,
+                &mut hits,
+                cands.now,
+                !req.read_only,
+            )
+            .await?;
             timings.consensus = t.elapsed();
         }
         let fused: Vec<(&str, f64)> = hits
@@ -1137,7 +1178,13 @@ impl Engine {
         };
         if verdict.status == Status::Quarantined && current.status != Status::Quarantined {
             self.store
-                .set_status(ns, id, Status::Quarantined, verdict.reason.as_deref(), None)
+                .set_status(
+                    ns,
+                    id,
+                    Status::Quarantined,
+                    verdict.reason.as_deref(),
+                    current.superseded_by.as_ref(),
+                )
                 .await?;
             warn!(namespace = %ns, %id, reason = ?verdict.reason, "update quarantined by the guard");
         }
@@ -1154,8 +1201,27 @@ impl Engine {
                 "a reason is required to forget a memory",
             ));
         }
-        // Forgetting twice would overwrite the first reason (the audit trail).
-        self.current(ns, id, "be forgotten again").await?;
+        if reason
+            .trim_start()
+            .starts_with(crate::quarantine::DISCARDED)
+        {
+            return Err(Error::invalid(
+                "reason",
+                "that wording is reserved for memories an operator discarded from quarantine",
+            ));
+        }
+        // Forgetting twice would overwrite the first reason (the audit trail); a quarantined
+        // memory is the operator's (`quarantine discard`), and forgetting it would let `revert`
+        // bring it back without a release.
+        let m = self.current(ns, id, "be forgotten again").await?;
+        if m.status == Status::Quarantined {
+            return Err(Error::invalid(
+                "id",
+                format!(
+                    "memory {id} is quarantined: an operator discards it with `hindsight quarantine discard`"
+                ),
+            ));
+        }
         let m = self
             .store
             .set_status(ns, id, Status::Forgotten, Some(reason), None)

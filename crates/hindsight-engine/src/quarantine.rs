@@ -7,13 +7,11 @@
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result,
-    Source, Status,
+    Error, ErrorKind, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result, Source, Status,
 };
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use crate::conflict::ConflictDecision;
 use crate::engine::Engine;
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
@@ -284,57 +282,42 @@ impl Engine {
             self.store.get_vector(ns, id).await?.ok_or_else(|| {
                 Error::not_found(format!("vector of memory {id} in namespace {ns}"))
             })?;
-        let filter = Filter {
-            kinds: vec![m.kind],
-            ..Filter::default()
+        // The same dedup, subject and trust rules as a new write (`Engine::place`).
+        let view = NewMemory {
+            namespace: ns.clone(),
+            kind: m.kind,
+            content: m.content.clone(),
+            context: m.context.clone(),
+            entities: m.entities.clone(),
+            source: m.source,
+            outcome: m.outcome,
+            task_id: m.task_id.clone(),
+            ..NewMemory::default()
         };
-        let similar = self
-            .store
-            .vector_search(ns, &vector, self.write.conflict_candidates.max(1), &filter)
+        let placement = self
+            .place(&view, m.kind, &m.content, &vector, Some(id))
             .await?;
-        if let Some(top) = similar
-            .iter()
-            .find(|h| h.id != *id && h.score >= self.write.dedup_threshold)
-        {
+        if let Some(top) = &placement.duplicate_of {
             self.store
-                .record_access(ns, std::slice::from_ref(&top.id), now)
+                .record_access(ns, std::slice::from_ref(top), now)
                 .await?;
             let reason = format!(
-                "released from quarantine by operator ({operator_note}) as a duplicate of {}{}",
-                top.id,
+                "released from quarantine by operator ({operator_note}) as a duplicate of {top}{}",
                 was(&m)
             );
             let memory = self
                 .store
                 .set_status(ns, id, Status::Forgotten, Some(&reason), None)
                 .await?;
-            info!(namespace = %ns, %id, duplicate_of = %top.id, "released quarantined memory as a duplicate");
+            info!(namespace = %ns, %id, duplicate_of = %top, "released quarantined memory as a duplicate");
             return Ok(ReleaseOutcome {
                 memory,
-                duplicate_of: Some(top.id.clone()),
+                duplicate_of: Some(top.clone()),
                 superseded: Vec::new(),
                 related: Vec::new(),
             });
         }
-        let band: Vec<_> = similar
-            .iter()
-            .filter(|h| h.id != *id && h.score >= self.write.conflict_threshold)
-            .collect();
-        let (mut superseded, mut related) = (Vec::new(), Vec::new());
-        if !band.is_empty() {
-            let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
-            let olds = self.store.get_many(ns, &ids).await?;
-            for old in &olds {
-                let score = band
-                    .iter()
-                    .find(|h| h.id == old.id)
-                    .map_or(0.0, |h| h.score);
-                match self.judge.judge(old, &m.content, score) {
-                    ConflictDecision::Contradict => superseded.push(old.id.clone()),
-                    ConflictDecision::Supplement => related.push(old.id.clone()),
-                }
-            }
-        }
+        let (superseded, related) = (placement.superseded, placement.related);
         let reason = format!(
             "released from quarantine by operator: {operator_note}{}",
             was(&m)

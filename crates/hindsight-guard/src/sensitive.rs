@@ -8,11 +8,14 @@
 //! date), credit cards (Luhn, issuer prefix 2-6), US SSNs (area/group/serial rules).
 //!
 //! A password needs an explicit value: `password: x`, `password=x`, `password is x` (x must contain a
-//! digit or symbol, or be a 16+ character passphrase), `密码是x` (x ASCII, or mixed with Chinese
-//! characters when it has a digit). "Reset your password via the settings page" has no value and
-//! is left alone. Keys also include Stripe-style `sk_live_` keys, PEM private-key blocks and any
-//! 16+ character value after a key/token word. Not detected: passport numbers and 15-digit
-//! (pre-1999) Chinese IDs, which look like any other long number without context.
+//! digit or symbol), `密码是x` (x ASCII, or mixed with Chinese characters when it has a digit and
+//! does not describe a rule, as "密码为6位数字" does). "Reset your password via the settings
+//! page" has no value and is left alone. Keys also include Stripe-style `sk_live_` keys, pasted
+//! PEM private-key blocks, 16+ character values after `key:`/`token=`-style labels, and bare
+//! 32+ character letter-and-digit tokens after a key word. Not detected: passphrases of plain
+//! words ("password is correcthorsebatterystaple" reads like "password is internationalized"),
+//! passport numbers and 15-digit (pre-1999) Chinese IDs, which look like any other long number
+//! without context.
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -90,9 +93,13 @@ enum Check {
     Luhn,
     Ssn,
     PhoneDigits,
-    /// `password is X`: X must contain a digit or symbol, or be a long passphrase (16+
-    /// characters), so "password is required" stays.
-    SecretLike,
+    /// `password is X`: X must contain a digit or symbol, so "password is required" stays.
+    HasDigitOrSymbol,
+    /// Both ASCII letters and digits.
+    LettersAndDigits,
+    /// A Chinese password value: a digit, and none of the words of a rule about passwords
+    /// (length in digits or characters, how often it changes).
+    ChineseValue,
     /// The value must contain a digit.
     HasDigit,
 }
@@ -131,7 +138,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // A PEM private key, header to footer (or to the end of the text when cut off).
         d(
             ApiKey,
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s+[A-Za-z0-9+/=]{16}(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
             None,
         ),
         d(
@@ -153,8 +160,15 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             ApiKey,
-            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?(?:\s*(?:[:=：]|is|是|为)\s*|\s+)["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
+            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?\s*(?:[:=：]|is|是|为)\s*["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
             HasDigit,
+        ),
+        // A bare 32+ character token after a key word ("token 0123...cdef"): letters and digits
+        // only, so paths and snake_case names stay.
+        d(
+            ApiKey,
+            r"(?i:api[_\- ]?key|secret|token|access key)\s+(?P<v>[A-Za-z0-9]{32,})",
+            LettersAndDigits,
         ),
         d(
             Password,
@@ -163,19 +177,20 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             Password,
-            r#"(?i:password|passwd|pwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
-            SecretLike,
+            r#"(?i:password|passwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
+            HasDigitOrSymbol,
         ),
         d(
             Password,
             r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
             None,
         ),
-        // A value mixing Chinese characters with digits or symbols ("密码是：猫咪2023").
+        // A value mixing Chinese characters with digits ("密码是：猫咪2023"), not a rule about
+        // passwords ("密码为6位数字").
         d(
             Password,
             r#"(?:密码|口令|登录密码|支付密码)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[^\s"'”,，。;；！？]{3,32})"#,
-            HasDigit,
+            ChineseValue,
         ),
         d(
             Email,
@@ -296,11 +311,30 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
             let n = value.chars().filter(char::is_ascii_digit).count();
             digit_bounded() && (8..=15).contains(&n)
         }
-        Check::SecretLike => {
-            value
-                .chars()
-                .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
-                || value.chars().count() >= 16
+        Check::HasDigitOrSymbol => value
+            .chars()
+            .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.')),
+        Check::LettersAndDigits => {
+            value.chars().any(|c| c.is_ascii_digit())
+                && value.chars().any(|c| c.is_ascii_alphabetic())
+        }
+        Check::ChineseValue => {
+            const RULE_WORDS: &[&str] = &[
+                "位",
+                "个字符",
+                "字符",
+                "天",
+                "次",
+                "以上",
+                "以内",
+                "长度",
+                "数字",
+                "字母",
+                "至少",
+                "定期",
+            ];
+            value.chars().any(|c| c.is_ascii_digit())
+                && !RULE_WORDS.iter().any(|w| value.contains(w))
         }
         Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
     }
@@ -409,15 +443,31 @@ mod tests {
             &[(ApiKey, "0123456789abcdef0123456789abcdef")],
         );
         check(
-            "key file:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nthanks",
+            "key file:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7Zq\n-----END RSA PRIVATE KEY-----\nthanks",
             &[(
                 ApiKey,
-                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7Zq\n-----END RSA PRIVATE KEY-----",
             )],
         );
         check(
-            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz",
-            &[(ApiKey, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz")],
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
+            &[(
+                ApiKey,
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
+            )],
+        );
+        // Named, not pasted: nothing to redact.
+        check(
+            "Paste the -----BEGIN PRIVATE KEY----- block into the vault, not into chat.",
+            &[],
+        );
+        check(
+            "The TLS private key /etc/ssl/private/web-01.key is rotated yearly.",
+            &[],
+        );
+        check(
+            "Use access token expiry_seconds_3600_default for tests",
+            &[],
         );
     }
 
@@ -429,13 +479,13 @@ mod tests {
         check("Reset your password via the settings page.", &[]);
         check("The password is required for login.", &[]);
         check("密码是要定期更换的", &[]);
-        check(
-            "Password is correcthorsebatterystaple",
-            &[(Password, "correcthorsebatterystaple")],
-        );
-        check("pwd is s3cr3t!!", &[(Password, "s3cr3t!!")]);
+        check("passwd is s3cr3t!!", &[(Password, "s3cr3t!!")]);
         check("密码是：猫咪2023", &[(Password, "猫咪2023")]);
         check("The password is incorrect.", &[]);
+        check("The password is internationalized", &[]);
+        check("The pwd is /workspace/app when tests run.", &[]);
+        check("支付密码为6位数字", &[]);
+        check("密码是8位数字，每90天更换一次", &[]);
     }
 
     #[test]

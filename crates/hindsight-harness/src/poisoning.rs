@@ -372,6 +372,7 @@ fn request(q: &QueryRecord, top_k: usize) -> SearchRequest {
         filter: q.filters.clone().unwrap_or_default(),
         now: Some(q.now),
         record_access: false,
+        read_only: false,
     }
 }
 

@@ -185,6 +185,7 @@ pub async fn evaluate_dataset(
             filter: q.filters.clone().unwrap_or_else(Filter::default),
             now: Some(q.now),
             record_access: false,
+            read_only: false,
         };
         let cands = engine.candidates(&req, depth, &all_paths).await?;
         cases.push(QueryCase {

@@ -213,11 +213,10 @@ impl HindsightMcp {
         })
     }
 
-    /// Whether a search records access (a ranking factor) for its hits: when the server does,
-    /// and only for callers that may write the namespace, so a read-only token changes nothing.
-    fn records_access(&self, ext: &Extensions, ns: &Namespace) -> bool {
-        self.state.options.record_access
-            && self.access(ext).resolve(Some(ns.as_str()), true).is_ok()
+    /// Whether the caller may write `ns`. A search by a caller that may not changes nothing:
+    /// it records no access (a ranking factor) and the consensus check records no lesson.
+    fn may_write(&self, ext: &Extensions, ns: &Namespace) -> bool {
+        self.access(ext).resolve(Some(ns.as_str()), true).is_ok()
     }
 }
 
@@ -290,7 +289,8 @@ impl HindsightMcp {
             top_k: top_k as usize,
             filter,
             now: None,
-            record_access: self.records_access(&ext, &ns),
+            record_access: self.state.options.record_access && self.may_write(&ext, &ns),
+            read_only: !self.may_write(&ext, &ns),
         };
         let (resp, timings) = mcp(self.state.engine.search_timed(&req).await)?;
         self.state.profile.record(&timings);
@@ -438,7 +438,8 @@ impl HindsightMcp {
                     namespace: ns.clone(),
                     query: query.clone(),
                     top_k: top_k as usize,
-                    record_access: self.records_access(&ext, &ns),
+                    record_access: self.state.options.record_access && self.may_write(&ext, &ns),
+                    read_only: !self.may_write(&ext, &ns),
                     ..SearchRequest::default()
                 };
                 mcp(self.state.engine.search(&req).await)?

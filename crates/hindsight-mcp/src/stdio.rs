@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use hindsight_core::Error;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -21,7 +23,7 @@ pub async fn serve_stdio(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     let handler = HindsightMcp::new(state.clone(), access);
-    let (rx, tx) = screen_json_lines(tokio::io::stdin(), tokio::io::stdout());
+    let (rx, tx, writer) = screen_json_lines(tokio::io::stdin(), tokio::io::stdout());
     let running = handler
         .serve((rx, tx))
         .await
@@ -36,15 +38,53 @@ pub async fn serve_stdio(
             info!("shutdown requested: draining in-flight calls");
             state.drain_and_flush(DRAIN_TIMEOUT).await?;
             ct.cancel();
-            return Ok(());
         }
     }
     state.drain_and_flush(DRAIN_TIMEOUT).await?;
+    // Answers rmcp has written are still on their way to stdout: let the writer finish them.
+    if tokio::time::timeout(DRAIN_TIMEOUT, writer).await.is_err() {
+        warn!("stdout writer still busy after the drain timeout");
+    }
     Ok(())
 }
 
 /// Room for one message in flight between the screen and rmcp.
 const PIPE_BYTES: usize = 1 << 20;
+
+/// Longest line accepted from the client (rmcp's own limit for one message).
+const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// Reads one line (through its `\n`) into `line`, keeping at most `max` bytes: the rest of a
+/// longer line is read and dropped. Returns the bytes read (0 at the end of input) and whether
+/// the line was cut.
+async fn read_capped_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
+    let (mut total, mut cut) = (0usize, false);
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok((total, cut));
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let n = chunk.len();
+        let room = max.saturating_sub(line.len());
+        if chunk.len() > room {
+            cut = true;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        reader.consume(n);
+        total += n;
+        if done {
+            return Ok((total, cut));
+        }
+    }
+}
 
 /// Puts a screen between the client's byte streams and rmcp: a line that is not JSON (or not
 /// UTF-8, or holds a lone surrogate escape) is answered here with JSON-RPC's -32700 parse error,
@@ -52,7 +92,12 @@ const PIPE_BYTES: usize = 1 << 20;
 /// by rmcp, which would leave a client waiting for that id forever. Every other line goes to
 /// rmcp unchanged, and one writer task owns `output`, so answers never interleave. Returns the
 /// streams rmcp reads and writes.
-pub fn screen_json_lines<R, W>(input: R, output: W) -> (DuplexStream, DuplexStream)
+/// The third value is the writer task: await it after rmcp stops so its last answers reach
+/// `output`.
+pub fn screen_json_lines<R, W>(
+    input: R,
+    output: W,
+) -> (DuplexStream, DuplexStream, tokio::task::JoinHandle<()>)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -65,9 +110,18 @@ where
         let mut line = Vec::new();
         loop {
             line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
+            match read_capped_line(&mut reader, &mut line, MAX_LINE_BYTES).await {
+                Ok((0, _)) => break,
+                Ok((_, false)) => {}
+                Ok((n, true)) => {
+                    warn!(bytes = n, "stdio client sent a line over the size limit");
+                    let _ = errors_tx.send(error_line(
+                        &line,
+                        -32600,
+                        &format!("request of {n} bytes is over the limit of {MAX_LINE_BYTES}"),
+                    ));
+                    continue;
+                }
                 Err(e) => {
                     warn!(error = %e, "reading the stdio client failed");
                     break;
@@ -87,17 +141,17 @@ where
                 }
                 Err(e) => {
                     warn!(error = %e, "stdio client sent a line that is not JSON");
-                    let _ = errors_tx.send(parse_error(&line, &e));
+                    let _ = errors_tx.send(error_line(&line, -32700, &format!("Parse error: {e}")));
                 }
             }
         }
         // Dropping `feed` ends rmcp's input: the client is gone.
     });
-    tokio::spawn(async move {
+    let writer = tokio::spawn(async move {
         let mut output = output;
         let mut answers = BufReader::new(answers);
         let mut line = Vec::new();
-        let mut answers_open = true;
+        let (mut answers_open, mut errors_open) = (true, true);
         loop {
             tokio::select! {
                 read = answers.read_until(b'\n', &mut line), if answers_open => {
@@ -111,28 +165,41 @@ where
                         }
                     }
                 }
-                error = errors_rx.recv() => {
-                    let Some(error) = error else {
-                        if answers_open { continue } else { break }
-                    };
-                    if output.write_all(&error).await.is_err() || output.flush().await.is_err() {
-                        break;
+                error = errors_rx.recv(), if errors_open => {
+                    match error {
+                        Some(error) => {
+                            if output.write_all(&error).await.is_err() || output.flush().await.is_err() {
+                                break;
+                            }
+                        }
+                        None => errors_open = false,
                     }
                 }
                 else => break,
             }
+            if !answers_open {
+                // rmcp has stopped (the reader may still sit in a read of stdin): write the
+                // parse errors already queued, then stop.
+                while let Ok(error) = errors_rx.try_recv() {
+                    if output.write_all(&error).await.is_err() {
+                        break;
+                    }
+                }
+                let _ = output.flush().await;
+                break;
+            }
         }
     });
-    (rmcp_in, rmcp_out)
+    (rmcp_in, rmcp_out, writer)
 }
 
-/// A JSON-RPC parse-error response (one line) for `raw`, with its id when one is readable.
-fn parse_error(raw: &[u8], e: &serde_json::Error) -> Vec<u8> {
+/// A JSON-RPC error response (one line) to the request `raw`, with its id when one is readable.
+fn error_line(raw: &[u8], code: i64, message: &str) -> Vec<u8> {
     let text = String::from_utf8_lossy(raw);
     let response = serde_json::json!({
         "jsonrpc": "2.0",
         "id": request_id(&text),
-        "error": {"code": -32700, "message": format!("Parse error: {e}")},
+        "error": {"code": code, "message": message},
     });
     let mut out = response.to_string().into_bytes();
     out.push(b'\n');
@@ -177,10 +244,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_overlong_line_is_cut_and_the_next_is_read_whole() {
+        let data = b"aaaaaaaaaaaaaaaaaaaa\nbb\n".to_vec();
+        let mut reader = BufReader::with_capacity(4, &data[..]);
+        let mut line = Vec::new();
+        let (n, cut) = read_capped_line(&mut reader, &mut line, 8)
+            .await
+            .expect("read");
+        assert_eq!((n, cut, line.len()), (21, true, 8));
+        line.clear();
+        let (n, cut) = read_capped_line(&mut reader, &mut line, 8)
+            .await
+            .expect("read");
+        assert_eq!((n, cut, line.as_slice()), (3, false, &b"bb\n"[..]));
+        line.clear();
+        assert_eq!(
+            read_capped_line(&mut reader, &mut line, 8)
+                .await
+                .expect("eof"),
+            (0, false)
+        );
+    }
+
+    #[tokio::test]
     async fn broken_lines_are_answered_and_good_ones_pass_through() {
         let (client_in, mut client_feed) = tokio::io::duplex(4096);
         let (client_out, mut client_read) = tokio::io::duplex(4096);
-        let (mut rmcp_in, mut rmcp_out) = screen_json_lines(client_in, client_out);
+        let (mut rmcp_in, mut rmcp_out, _writer) = screen_json_lines(client_in, client_out);
         client_feed
             .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"s\":\"\\ud800\"}}\n\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
             .await

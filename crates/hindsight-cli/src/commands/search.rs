@@ -50,6 +50,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             .map(|s| super::parse_now(Some(s)))
             .transpose()?,
         record_access: true,
+        read_only: false,
     };
     let resp = engine.search(&req).await?;
     if cli.json {

@@ -219,7 +219,17 @@ fn ingest_and_search_run_the_guard_unless_switched_off() {
         text(&out.stderr)
     );
     let out = hindsight(&bare, &["--json", "quarantine", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).contains("\"attack\""));
+    let out = hindsight(
+        &bare,
+        &["--no-guard", "--json", "search", "deletions confirmation"],
+    );
+    assert!(
+        text(&out.stdout).contains("\"attack\""),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[cfg(unix)]
