@@ -1047,6 +1047,16 @@ impl Engine {
             if !show_lessons && memory.tags.iter().any(|t| t == LESSON_TAG) {
                 continue;
             }
+            // What an operator discarded from quarantine stays out, even for a search that
+            // asks for forgotten memories.
+            if memory.status == Status::Forgotten
+                && memory
+                    .status_reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(crate::quarantine::DISCARDED))
+            {
+                continue;
+            }
             let half_life = config
                 .factors
                 .decay
@@ -1159,8 +1169,18 @@ impl Engine {
             source: next.source,
             ..NewMemory::default()
         };
-        let decision = self.guard.check(&screened, Some(&vector));
-        let verdict = Verdict::resolve(&screened, &decision, current.status)?;
+        let mut decision = self.guard.check(&screened, Some(&vector));
+        let mut verdict = Verdict::resolve(&screened, &decision, current.status)?;
+        // As for a new write: text that matches a recorded guard lesson is quarantined.
+        if verdict.status != Status::Quarantined
+            && let Some(check) = &self.consensus
+            && let Some(lesson) = self
+                .lesson_decision(check.as_ref(), &screened, &verdict.content, &vector)
+                .await?
+        {
+            decision = lesson;
+            verdict = Verdict::resolve(&screened, &decision, current.status)?.keep_content(verdict);
+        }
         let (patch, vector) = if verdict.redacted {
             let mut p = patch.clone();
             if verdict.content != next.content {

@@ -546,6 +546,19 @@ async fn a_lesson_quarantines_the_same_pattern_next_time() {
         .await
         .unwrap();
     assert_eq!(ok.status, Status::Active);
+    // Rewriting that memory into the attack's variant is quarantined like a new write.
+    let changed = engine
+        .update(
+            &ns(),
+            &ok.id,
+            &hindsight_core::MemoryPatch {
+                content: Some(variant.into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.status, Status::Quarantined);
 }
 
 #[tokio::test]
@@ -711,6 +724,14 @@ async fn revert_cannot_take_a_memory_out_of_quarantine() {
     assert!(
         reason.contains("an injection") && reason.contains("policy_override"),
         "{reason}"
+    );
+    // Not even a search for forgotten memories returns it.
+    let mut r = req("ignore previous rules");
+    r.filter.statuses = vec![Status::Forgotten];
+    let hits = engine.search(&r).await.unwrap().hits;
+    assert!(
+        hits.iter().all(|h| h.memory.id != a),
+        "discarded memory searchable"
     );
 }
 
