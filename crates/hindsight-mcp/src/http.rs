@@ -52,11 +52,36 @@ pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
         .route("/debug/profile", get(profile).delete(reset_profile))
         .with_state(state.clone())
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn(parse_errors))
         .layer(middleware::from_fn_with_state(Arc::new(auth), authenticate));
     Router::new()
         .route("/healthz", get(healthz))
         .with_state(state)
         .merge(protected)
+}
+
+/// rmcp answers a POST whose body is not a JSON-RPC message with 415 and a plain-text reason;
+/// JSON-RPC over HTTP expects 400 with a parse error (-32700). Other responses pass unchanged.
+async fn parse_errors(req: Request, next: Next) -> Response {
+    let post = req.method() == axum::http::Method::POST;
+    let resp = next.run(req).await;
+    if !post || resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let reason = String::from_utf8_lossy(&bytes);
+    if !reason.starts_with("fail to deserialize request body") {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32700, "message": format!("Parse error: {reason}")},
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 async fn authenticate(State(auth): State<Arc<HttpAuth>>, mut req: Request, next: Next) -> Response {

@@ -208,6 +208,12 @@ fn error_line(raw: &[u8], code: i64, message: &str) -> Vec<u8> {
 
 /// The `"id"` of a request that did not parse, read leniently: a number or a plain string.
 fn request_id(text: &str) -> serde_json::Value {
+    // Most broken requests are whole JSON but for a surrogate escape serde_json refuses: with
+    // those replaced the request parses, and its own top-level id is known for sure.
+    if let Ok(serde_json::Value::Object(v)) = serde_json::from_str(&without_surrogates(text)) {
+        return v.get("id").cloned().unwrap_or(serde_json::Value::Null);
+    }
+    // Otherwise the first `"id"` in the text, read leniently.
     let Some(at) = text.find("\"id\"") else {
         return serde_json::Value::Null;
     };
@@ -231,6 +237,34 @@ fn request_id(text: &str) -> serde_json::Value {
         .map_or(serde_json::Value::Null, serde_json::Value::from)
 }
 
+/// `text` with every `\\uD800`-`\\uDFFF` escape replaced by `\\uFFFD`.
+fn without_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let surrogate = bytes[i] == b'\\'
+            && bytes.get(i + 1) == Some(&b'u')
+            && bytes
+                .get(i + 2)
+                .is_some_and(|b| b.eq_ignore_ascii_case(&b'd'))
+            && bytes
+                .get(i + 3)
+                .is_some_and(|b| matches!(b.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'))
+            && bytes.get(i + 4).is_some_and(u8::is_ascii_hexdigit)
+            && bytes.get(i + 5).is_some_and(u8::is_ascii_hexdigit);
+        if surrogate {
+            out.push_str("\\ufffd");
+            i += 6;
+        } else {
+            let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +275,11 @@ mod tests {
         assert_eq!(request_id(r#"{"jsonrpc":"2.0","id":2,"x":"\ud800"}"#), 2);
         assert_eq!(request_id(r#"{"id": "a-1", "method": }"#), "a-1");
         assert_eq!(request_id("not json at all"), serde_json::Value::Null);
+        // The request's own id, not one inside its params.
+        assert_eq!(
+            request_id(r#"{"jsonrpc":"2.0","params":{"id":9,"s":"\ud800"},"id":4}"#),
+            4
+        );
     }
 
     #[tokio::test]

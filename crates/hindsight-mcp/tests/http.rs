@@ -547,3 +547,34 @@ async fn a_read_only_search_records_no_access() {
         .await;
     assert_eq!(count().await, before + 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_json_rpc_gets_a_parse_error() {
+    let h = start().await;
+    let post = |body: &'static str| {
+        h.http
+            .post(&h.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .bearer_auth("tok-a")
+            .body(body)
+            .send()
+    };
+    for body in [
+        "not json",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"\ud800"}}"#,
+    ] {
+        let resp = post(body).await.expect("send");
+        assert_eq!(resp.status().as_u16(), 400, "{body}");
+        let v: Value = resp.json().await.expect("a JSON-RPC error body");
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+    }
+    // The server goes on serving.
+    let (status, _) = h
+        .rpc(
+            Some("tok-a"),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+}
