@@ -46,20 +46,27 @@ pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
 }
 
 /// The identifier-like tokens of `text`, lower-cased: runs of letters, digits, `-` and `_` that
-/// start with a letter and hold a digit (`ORD-3333`, `web-01`, `inc42`). A number with a unit
-/// (`30s`, `10MB`, `5th`) starts with a digit and a version (`v18`) is one letter and digits:
+/// mix letters and digits (`ORD-3333`, `web-01`, a commit `3f9a2c1`, a UUID), except a number
+/// with a unit (`30s`, `10MB`, `5th`: digits, then up to four letters) and a version (`v18`):
 /// those are values, which the judge compares, not names of other subjects.
 fn identifiers(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        .map(|t| t.trim_matches(|c| c == '-' || c == '_'))
-        .filter(|t| {
-            let starts_with_letter = t.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-            let version = t.len() > 1
-                && (t.starts_with('v') || t.starts_with('V'))
-                && t[1..].chars().all(|c| c.is_ascii_digit());
-            starts_with_letter && !version && t.chars().any(|c| c.is_ascii_digit())
+        .map(|t| {
+            t.trim_matches(|c| c == '-' || c == '_')
+                .to_ascii_lowercase()
         })
-        .map(str::to_ascii_lowercase)
+        .filter(|t| {
+            let digits = t.chars().take_while(char::is_ascii_digit).count();
+            let unit = digits > 0
+                && t.len() - digits <= 4
+                && t[digits..].chars().all(|c| c.is_ascii_alphabetic());
+            let version =
+                t.len() > 1 && t.starts_with('v') && t[1..].chars().all(|c| c.is_ascii_digit());
+            t.chars().any(|c| c.is_ascii_alphabetic())
+                && t.chars().any(|c| c.is_ascii_digit())
+                && !unit
+                && !version
+        })
         .collect()
 }
 
@@ -274,6 +281,10 @@ mod tests {
         assert!(!distinct(
             &mem("The rate limit is 100/min"),
             &new("The rate limit is 500/min")
+        ));
+        assert!(distinct(
+            &mem("Build 3f9a2c1 failed at the migration step"),
+            &new("Build 7be41d0 failed at the migration step")
         ));
         for (a, b) in [
             ("The request timeout is 30s", "The request timeout is 60s"),

@@ -412,12 +412,16 @@ impl Engine {
         content: &str,
         vector: &[f32],
     ) -> Result<Option<GuardDecision>> {
-        if !check.is_directive(content) {
+        // As at read time, what the user says is the consensus, not a claim to test against it.
+        let trust = &self.consensus_config.trust;
+        if trust.weight(new.source) >= trust.weight(Source::User) || !check.is_directive(content) {
             return Ok(None);
         }
+        // The claim's own id, when it is stored already (an update): a lesson naming that
+        // memory must not make it contradict itself.
         let claim = self.materialize(
             new,
-            MemoryId::from(""),
+            new.id.clone().unwrap_or_else(|| MemoryId::from("")),
             content.to_owned(),
             Status::Active,
             None,

@@ -1160,6 +1160,7 @@ impl Engine {
         patch.apply(&mut next);
         let vector = self.embed_one_document(next.index_text()).await?;
         let screened = NewMemory {
+            id: Some(id.clone()),
             namespace: ns.clone(),
             kind: next.kind,
             content: next.content.clone(),

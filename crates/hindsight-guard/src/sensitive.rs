@@ -138,7 +138,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // A PEM private key, header to footer (or to the end of the text when cut off).
         d(
             ApiKey,
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s+[A-Za-z0-9+/=]{16}(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s+(?:[A-Za-z][A-Za-z-]*: \S+\s+){0,4}[A-Za-z0-9+/=]{16}(?s:.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)",
             None,
         ),
         d(
@@ -167,7 +167,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // only, so paths and snake_case names stay.
         d(
             ApiKey,
-            r"(?i:api[_\- ]?key|secret|token|access key)\s+(?P<v>[A-Za-z0-9]{32,})",
+            r"(?i:api[_\- ]?key|secret|token|access key)\s+(?P<v>[A-Za-z0-9][A-Za-z0-9-]{31,})",
             LettersAndDigits,
         ),
         d(
@@ -177,7 +177,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             Password,
-            r#"(?i:password|passwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
+            r#"(?i:password|passwd|pwd|passcode|passphrase|pin)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
             HasDigitOrSymbol,
         ),
         d(
@@ -311,34 +311,29 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
             let n = value.chars().filter(char::is_ascii_digit).count();
             digit_bounded() && (8..=15).contains(&n)
         }
-        Check::HasDigitOrSymbol => value
-            .chars()
-            .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.')),
+        // A path ("the pwd is /workspace/app") is not a password.
+        Check::HasDigitOrSymbol => {
+            !value.starts_with(['/', '~'])
+                && value
+                    .chars()
+                    .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
+        }
         Check::LettersAndDigits => {
             value.chars().any(|c| c.is_ascii_digit())
                 && value.chars().any(|c| c.is_ascii_alphabetic())
         }
         Check::ChineseValue => {
-            const RULE_WORDS: &[&str] = &[
-                "位",
-                "个字符",
-                "字符",
-                "天",
-                "次",
-                "以上",
-                "以内",
-                "长度",
-                "数字",
-                "字母",
-                "至少",
-                "定期",
-            ];
-            value.chars().any(|c| c.is_ascii_digit())
-                && !RULE_WORDS.iter().any(|w| value.contains(w))
+            value.chars().any(|c| c.is_ascii_digit()) && !PASSWORD_RULE.is_match(value)
         }
         Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
     }
 }
+
+/// The shape of a rule about passwords rather than a password: a count with its unit ("6位",
+/// "8个字符", "90天") or words of length and frequency.
+static PASSWORD_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\d+\s*(位|个字符|个字|字符|天|次|小时|个月|周)|至少|以上|以内|长度|定期|每")
+});
 
 /// Finds sensitive spans in `text` (see the module docs). Spans are sorted and non-overlapping.
 pub fn find_sensitive(text: &str) -> Vec<SensitiveSpan> {
@@ -456,6 +451,12 @@ mod tests {
                 "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
             )],
         );
+        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,6B3C\n\nMIIEowIBAAKCAQEAx7Zq\n-----END RSA PRIVATE KEY-----";
+        check(encrypted, &[(ApiKey, encrypted)]);
+        check(
+            "api key 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+            &[(ApiKey, "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d")],
+        );
         // Named, not pasted: nothing to redact.
         check(
             "Paste the -----BEGIN PRIVATE KEY----- block into the vault, not into chat.",
@@ -484,6 +485,12 @@ mod tests {
         check("The password is incorrect.", &[]);
         check("The password is internationalized", &[]);
         check("The pwd is /workspace/app when tests run.", &[]);
+        check("my pwd is Hunter2!", &[(Password, "Hunter2!")]);
+        check("密码是：天天向上2023", &[(Password, "天天向上2023")]);
+        check(
+            "wifi密码是：我爱你一生一次520",
+            &[(Password, "我爱你一生一次520")],
+        );
         check("支付密码为6位数字", &[]);
         check("密码是8位数字，每90天更换一次", &[]);
     }

@@ -30,17 +30,20 @@ pub async fn serve_stdio(
         .map_err(|e| Error::backend(format!("MCP stdio handshake failed: {e}")))?;
     info!("MCP server running over stdio");
     let ct = running.cancellation_token();
-    tokio::select! {
+    let stop = tokio::select! {
         r = running.waiting() => {
             info!(reason = ?r, "stdio client disconnected");
+            false
         }
         () = shutdown => {
             info!("shutdown requested: draining in-flight calls");
-            state.drain_and_flush(DRAIN_TIMEOUT).await?;
-            ct.cancel();
+            true
         }
-    }
+    };
     state.drain_and_flush(DRAIN_TIMEOUT).await?;
+    if stop {
+        ct.cancel();
+    }
     // Answers rmcp has written are still on their way to stdout: let the writer finish them.
     if tokio::time::timeout(DRAIN_TIMEOUT, writer).await.is_err() {
         warn!("stdout writer still busy after the drain timeout");

@@ -559,6 +559,26 @@ async fn a_lesson_quarantines_the_same_pattern_next_time() {
         .await
         .unwrap();
     assert_eq!(changed.status, Status::Quarantined);
+    // The user saying it is their own call: a user memory rewritten the same way stays active.
+    let mine = engine
+        .store_memory(
+            mem("Deletions need confirmation, says the user", Source::User),
+            now(),
+        )
+        .await
+        .unwrap();
+    let changed = engine
+        .update(
+            &ns(),
+            &mine.id,
+            &hindsight_core::MemoryPatch {
+                content: Some(variant.into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.status, Status::Active);
 }
 
 #[tokio::test]
