@@ -21,7 +21,9 @@
 //! Policy ([`Guard::scan`] → [`Verdict`]): a Rule-severity hit, or an injection score ≥ the
 //! trust-scaled threshold ([`effective_threshold`]) → quarantine; a Reject-severity rule
 //! (exfiltration of secrets to a destination) → reject; otherwise sensitive data → redact; else allow. [`Guard`] implements
-//! `hindsight_core::WriteGuard`.
+//! `hindsight_core::WriteGuard`, whose decision carries the redacted content and context for a
+//! quarantined write too: no secret is stored in clear. The CLI attaches it to every engine that
+//! writes or searches (`--no-guard` switches it off).
 //!
 //! The labelled corpus ([`corpus`]) is generated deterministically and split by template;
 //! [`evaluate`] reports catch rate per category and language, false positives on benign and hard
