@@ -28,9 +28,7 @@ pub enum ConflictDecision {
 pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
     // The same words are the same memory whatever the labels say (stores that refuse an exact
     // duplicate text, such as PostgreSQL's unique content hash, agree).
-    if old.content.trim().to_lowercase() == content.trim().to_lowercase()
-        && old.context == new.context
-    {
+    if same_words(&old.content, content) && old.context == new.context {
         return false;
     }
     let entity_clash = new
@@ -43,6 +41,11 @@ pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
         || outcome_differs
         || task_differs
         || identifiers(&old.content) != identifiers(content)
+}
+
+/// Whether two texts are the same words, up to case and surrounding space.
+pub(crate) fn same_words(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
 }
 
 /// The identifier-like tokens of `text`, lower-cased: runs of letters, digits, `-` and `_` that

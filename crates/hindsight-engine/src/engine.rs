@@ -19,7 +19,7 @@ use tracing::{Instrument, debug, info, warn};
 
 use crate::access::AccessLog;
 use crate::config::{RetrievalConfig, WriteConfig};
-use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects};
+use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects, same_words};
 use crate::consensus::{ConsensusConfig, LESSON_TAG};
 use crate::quarantine::Verdict;
 
@@ -398,6 +398,27 @@ fn embed_err(e: impl std::fmt::Display) -> Error {
 }
 
 /// The kind a new memory is stored as: an episode whose task failed becomes a `warning`.
+/// A stored memory as a write of the same text, labels and provenance: what the guard, the
+/// lessons and the dedup rules look at when the memory's text changes or leaves quarantine.
+pub(crate) fn as_new_memory(m: &Memory) -> NewMemory {
+    NewMemory {
+        id: Some(m.id.clone()),
+        namespace: m.namespace.clone(),
+        kind: m.kind,
+        content: m.content.clone(),
+        tags: m.tags.clone(),
+        context: m.context.clone(),
+        entities: m.entities.clone(),
+        importance: Some(m.importance),
+        source: m.source,
+        created_at: Some(m.created_at),
+        task_id: m.task_id.clone(),
+        task_type: m.task_type,
+        outcome: m.outcome,
+        ..NewMemory::default()
+    }
+}
+
 fn stored_kind(new: &NewMemory) -> MemoryKind {
     if new.kind == MemoryKind::Episodic && new.outcome.is_some_and(|o| o.is_failure()) {
         MemoryKind::Warning
@@ -625,8 +646,6 @@ impl Engine {
         }
         let ids: Vec<MemoryId> = band.iter().map(|h| h.id.clone()).collect();
         let olds = self.store.get_many(ns, &ids).await?;
-        let same_text =
-            |m: &Memory| m.content.trim().to_lowercase() == content.trim().to_lowercase();
         let judged: Vec<(&Memory, bool, ConflictDecision)> = olds
             .iter()
             .filter_map(|old| {
@@ -642,7 +661,7 @@ impl Engine {
                 && judged.iter().any(|(m, distinct, d)| {
                     m.id == h.id
                         && !distinct
-                        && (*d == ConflictDecision::Supplement || same_text(m))
+                        && (*d == ConflictDecision::Supplement || same_words(&m.content, content))
                 })
         });
         if let Some(top) = duplicate {
@@ -1049,12 +1068,7 @@ impl Engine {
             }
             // What an operator discarded from quarantine stays out, even for a search that
             // asks for forgotten memories.
-            if memory.status == Status::Forgotten
-                && memory
-                    .status_reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with(crate::quarantine::DISCARDED))
-            {
+            if crate::quarantine::is_discarded(&memory) {
                 continue;
             }
             let half_life = config
@@ -1159,17 +1173,7 @@ impl Engine {
         let mut next = current.clone();
         patch.apply(&mut next);
         let vector = self.embed_one_document(next.index_text()).await?;
-        let screened = NewMemory {
-            id: Some(id.clone()),
-            namespace: ns.clone(),
-            kind: next.kind,
-            content: next.content.clone(),
-            tags: next.tags.clone(),
-            context: next.context.clone(),
-            entities: next.entities.clone(),
-            source: next.source,
-            ..NewMemory::default()
-        };
+        let screened = as_new_memory(&next);
         let mut decision = self.guard.check(&screened, Some(&vector));
         let mut verdict = Verdict::resolve(&screened, &decision, current.status)?;
         // As for a new write: text that matches a recorded guard lesson is quarantined.
@@ -1266,11 +1270,7 @@ impl Engine {
                 ),
             ));
         }
-        if m.status == Status::Forgotten
-            && m.status_reason
-                .as_deref()
-                .is_some_and(|r| r.starts_with(crate::quarantine::DISCARDED))
-        {
+        if crate::quarantine::is_discarded(&m) {
             return Err(Error::invalid(
                 "id",
                 format!("memory {id} was discarded from quarantine by an operator and stays out"),
@@ -1298,7 +1298,7 @@ impl Engine {
     }
 
     /// The memory `id`, or a not-found error.
-    async fn existing(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
+    pub(crate) async fn existing(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
         self.store
             .get(ns, id)
             .await?

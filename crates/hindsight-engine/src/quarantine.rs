@@ -12,7 +12,7 @@ use hindsight_core::{
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, as_new_memory};
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
 /// `guard quarantine: {reason} | categories=a,b | score=0.930 | source=external`
@@ -183,6 +183,15 @@ impl Verdict {
 /// How a discarded quarantined memory's `status_reason` starts (`revert` refuses those).
 pub(crate) const DISCARDED: &str = "discarded from quarantine by operator";
 
+/// Whether an operator discarded `m` from quarantine (such a memory is never returned or
+/// reverted).
+pub(crate) fn is_discarded(m: &Memory) -> bool {
+    m.status == Status::Forgotten
+        && m.status_reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with(DISCARDED))
+}
+
 /// The guard's provenance of a quarantined memory, kept in the reason of its release or discard.
 fn was(m: &Memory) -> String {
     m.status_reason
@@ -244,11 +253,7 @@ impl Engine {
     }
 
     async fn get_quarantined(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
-        let m = self
-            .store
-            .get(ns, id)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let m = self.existing(ns, id).await?;
         if m.status != Status::Quarantined {
             return Err(Error::invalid(
                 "id",
@@ -283,17 +288,7 @@ impl Engine {
                 Error::not_found(format!("vector of memory {id} in namespace {ns}"))
             })?;
         // The same dedup, subject and trust rules as a new write (`Engine::place`).
-        let view = NewMemory {
-            namespace: ns.clone(),
-            kind: m.kind,
-            content: m.content.clone(),
-            context: m.context.clone(),
-            entities: m.entities.clone(),
-            source: m.source,
-            outcome: m.outcome,
-            task_id: m.task_id.clone(),
-            ..NewMemory::default()
-        };
+        let view = as_new_memory(&m);
         let placement = self
             .place(&view, m.kind, &m.content, &vector, Some(id))
             .await?;

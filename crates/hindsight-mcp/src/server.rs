@@ -213,10 +213,17 @@ impl HindsightMcp {
         })
     }
 
-    /// Whether the caller may write `ns`. A search by a caller that may not changes nothing:
-    /// it records no access (a ranking factor) and the consensus check records no lesson.
-    fn may_write(&self, ext: &Extensions, ns: &Namespace) -> bool {
-        self.access(ext).resolve(Some(ns.as_str()), true).is_ok()
+    /// A search of `ns` for this caller. A caller that may not write `ns` changes nothing by
+    /// searching: it records no access (a ranking factor) and the consensus check records no
+    /// lesson.
+    fn search_request(&self, ext: &Extensions, ns: &Namespace) -> SearchRequest {
+        let may_write = self.access(ext).resolve(Some(ns.as_str()), true).is_ok();
+        SearchRequest {
+            namespace: ns.clone(),
+            record_access: self.state.options.record_access && may_write,
+            read_only: !may_write,
+            ..SearchRequest::default()
+        }
     }
 }
 
@@ -284,13 +291,11 @@ impl HindsightMcp {
         }
         let filter = mcp(args.filters.unwrap_or_default().to_filter())?;
         let req = SearchRequest {
-            namespace: ns.clone(),
             query: args.query,
             top_k: top_k as usize,
             filter,
             now: None,
-            record_access: self.state.options.record_access && self.may_write(&ext, &ns),
-            read_only: !self.may_write(&ext, &ns),
+            ..self.search_request(&ext, &ns)
         };
         let (resp, timings) = mcp(self.state.engine.search_timed(&req).await)?;
         self.state.profile.record(&timings);
@@ -435,12 +440,9 @@ impl HindsightMcp {
                     )));
                 }
                 let req = SearchRequest {
-                    namespace: ns.clone(),
                     query: query.clone(),
                     top_k: top_k as usize,
-                    record_access: self.state.options.record_access && self.may_write(&ext, &ns),
-                    read_only: !self.may_write(&ext, &ns),
-                    ..SearchRequest::default()
+                    ..self.search_request(&ext, &ns)
                 };
                 mcp(self.state.engine.search(&req).await)?
                     .hits
