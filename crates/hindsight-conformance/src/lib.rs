@@ -85,6 +85,7 @@ macro_rules! store_conformance_tests {
             duplicate_id_in_other_namespace_conflicts,
             insert_batch_is_all_or_nothing,
             get_many_keeps_order_and_skips_missing,
+            get_many_sees_every_write,
             wrong_dimension_is_embedding_mismatch,
             update_applies_patch,
             scan_pages_in_id_order,

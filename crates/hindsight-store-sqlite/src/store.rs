@@ -17,6 +17,7 @@ use hindsight_index::{AnnConfig, KeywordIndex};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
+use crate::cache::{Lookup, ROW_CACHE_CAPACITY, RowCache};
 use crate::codec::{
     MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, memories_from_json,
     memories_json_sql, memory_from_row, row_key, tags_json, to_nanos,
@@ -51,6 +52,8 @@ pub struct SqliteStore {
     write_lock: tokio::sync::Mutex<()>,
     data_dir: Option<PathBuf>,
     ann: AnnConfig,
+    /// Recently read rows (derived; dropped by every statement that changes a row).
+    cache: RowCache,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -452,6 +455,7 @@ impl SqliteStore {
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
             ann,
+            cache: RowCache::new(ROW_CACHE_CAPACITY),
         })
     }
 
@@ -794,8 +798,14 @@ impl Store for SqliteStore {
     }
 
     async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let Lookup {
+            found: cached,
+            missing,
+            epoch,
+        } = self.cache.lookup(ns, ids);
         let mut found: HashMap<String, Memory> = HashMap::with_capacity(ids.len());
-        for chunk in ids.chunks(IN_CHUNK) {
+        let mut read = Vec::with_capacity(missing.len());
+        for chunk in missing.chunks(IN_CHUNK) {
             // One aggregate row instead of one row per memory (see `memories_json_sql`).
             let mut qb = QueryBuilder::<Sqlite>::new(memories_json_sql());
             qb.push(" FROM memories WHERE namespace = ");
@@ -811,9 +821,11 @@ impl Store for SqliteStore {
                 .fetch_one(&self.pool)
                 .await
                 .map_err(db_err)?;
-            for m in memories_from_json(&json)? {
-                found.insert(m.id.0.clone(), m);
-            }
+            read.extend(memories_from_json(&json)?);
+        }
+        self.cache.fill(epoch, &read);
+        for m in cached.into_iter().chain(read) {
+            found.insert(m.id.0.clone(), m);
         }
         Ok(ids
             .iter()
@@ -878,6 +890,7 @@ impl Store for SqliteStore {
             None
         };
         tx.commit().await.map_err(db_err)?;
+        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
         self.write_state()?.upsert(key, RowMeta::of(&m), vector);
         if let Some(generation) = generation {
             self.keyword.delete(key).map_err(index_lag)?;
@@ -914,6 +927,7 @@ impl Store for SqliteStore {
             .await
             .map_err(db_err)?
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
         let key = row_key(&row)?;
         let m = memory_from_row(&row)?;
         self.write_state()?.set_status(key, m.status);
@@ -926,6 +940,7 @@ impl Store for SqliteStore {
         ids: &[MemoryId],
         at: DateTime<Utc>,
     ) -> Result<()> {
+        let at_time = at;
         let at = to_nanos("at", at)?;
         for chunk in ids.chunks(IN_CHUNK) {
             // One statement per chunk: SQLite applies it atomically, so concurrent callers never
@@ -943,6 +958,14 @@ impl Store for SqliteStore {
             }
             qb.push(")");
             qb.build().execute(&self.pool).await.map_err(db_err)?;
+            // The statement's effect is known: patch cached copies instead of dropping them (a
+            // search records access on its hits, which would otherwise empty the cache of exactly
+            // the rows searches keep asking for).
+            self.cache
+                .patch_rows(ns.as_str(), chunk.iter().map(MemoryId::as_str), |m| {
+                    m.access_count += 1;
+                    m.last_accessed_at = at_time;
+                });
         }
         Ok(())
     }
@@ -965,6 +988,7 @@ impl Store for SqliteStore {
             .await
             .map_err(db_err)?
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
         memory_from_row(&row)
     }
 
@@ -1030,6 +1054,8 @@ impl Store for SqliteStore {
         }
         let generation = bump_generation(&mut tx).await?;
         tx.commit().await.map_err(db_err)?;
+        self.cache
+            .drop_rows(ns.as_str(), doomed.iter().map(|(_, id)| id.as_str()));
         {
             let mut state = self.write_state()?;
             for (key, _) in &doomed {

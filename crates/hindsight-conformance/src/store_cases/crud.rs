@@ -383,6 +383,94 @@ pub async fn get_many_keeps_order_and_skips_missing(factory: &dyn StoreFactory) 
     );
 }
 
+/// `get_many` after each kind of write returns what `get` returns: a backend that caches rows it
+/// read must drop them when an update, status change, access, feedback or purge changes them.
+pub async fn get_many_sees_every_write(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let items: Vec<_> = ["m1", "m2"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            (
+                memory("ns-a", id, MemoryKind::Semantic, &format!("memory {id}")),
+                axis(i),
+            )
+        })
+        .collect();
+    insert_all(s, &items).await;
+    let both = id_list(&["m1", "m2"]);
+    let agree = |what: &'static str| {
+        let both = both.clone();
+        let a = a.clone();
+        async move {
+            // Read twice: the first read may fill a cache, the second may be served from it.
+            for _ in 0..2 {
+                let many = ok(s, "get_many", s.get_many(&a, &both).await);
+                for id in &both {
+                    let one = ok(s, "get", s.get(&a, id).await);
+                    let from_many = many.iter().find(|m| &m.id == id);
+                    assert_eq!(
+                        from_many,
+                        one.as_ref(),
+                        "{}: get_many disagrees with get for {id} after {what}",
+                        s.backend_name()
+                    );
+                }
+            }
+        }
+    };
+    agree("insert").await;
+    let patch = MemoryPatch {
+        content: Some("memory m1, rewritten".into()),
+        ..MemoryPatch::default()
+    };
+    ok(
+        s,
+        "update",
+        s.update(&a, &mid("m1"), &patch, Some(&axis(0))).await,
+    );
+    agree("update").await;
+    ok(
+        s,
+        "record_access",
+        s.record_access(&a, &id_list(&["m1", "m1", "m2"]), at(3, 7))
+            .await,
+    );
+    agree("record_access").await;
+    ok(
+        s,
+        "add_usefulness",
+        s.add_usefulness(&a, &mid("m2"), 1.0).await,
+    );
+    agree("add_usefulness").await;
+    ok(
+        s,
+        "set_status",
+        s.set_status(&a, &mid("m2"), Status::Forgotten, Some("test"), None)
+            .await,
+    );
+    agree("set_status").await;
+    let purged = ok(s, "purge_forgotten", s.purge_forgotten(&a, None).await);
+    assert_eq!(purged, id_list(&["m2"]), "{}: purge", s.backend_name());
+    agree("purge_forgotten").await;
+    let many = ok(s, "get_many", s.get_many(&a, &both).await);
+    assert_eq!(
+        many.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+        id_list(&["m1"]),
+        "{}: a purged memory is gone from get_many",
+        s.backend_name()
+    );
+    assert_eq!(
+        many[0].content,
+        "memory m1, rewritten",
+        "{}",
+        s.backend_name()
+    );
+    assert_eq!(many[0].last_accessed_at, at(3, 7), "{}", s.backend_name());
+}
+
 /// Vectors of another dimension are refused with `EmbeddingMismatch` by insert, update and
 /// vector_search, and a refused write changes nothing.
 pub async fn wrong_dimension_is_embedding_mismatch(factory: &dyn StoreFactory) {
