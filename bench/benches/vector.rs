@@ -11,7 +11,10 @@
 //! can be judged. Targets (issue 7): exact scan within 1.5x of a BLAS scan (about 4.5 ms at 100k),
 //! HNSW recall@10 >= 0.99 with p50 within 1.5x of hnswlib (0.16 ms at 100k).
 //!
-//! `HINDSIGHT_BENCH_SIZES=10000` limits the sizes (comma-separated).
+//! `HINDSIGHT_BENCH_SIZES=10000` limits the sizes (comma-separated). `HINDSIGHT_BENCH_DUMP=DIR`
+//! also writes the data and query vectors to `DIR/clustered-{n}-{data,queries}.f32`, so
+//! `bench/ann_compare.py --raw` measures hnswlib on the very same vectors (`bench/vs-hnswlib`
+//! runs both).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -103,6 +106,22 @@ fn sweep_row(
 fn bench_size(c: &mut Criterion, n: usize) {
     let data = clustered_unit_vectors(n, DIM, CLUSTERS, SPREAD, 42, 1);
     let queries = clustered_unit_vectors(QUERIES, DIM, CLUSTERS, SPREAD, 42, 2);
+    if let Some(dir) = std::env::var_os("HINDSIGHT_BENCH_DUMP") {
+        // The same vectors for `bench/ann_compare.py --raw` (hnswlib and usearch in Python).
+        let dir = std::path::PathBuf::from(dir);
+        for (name, rows) in [("data", &data), ("queries", &queries)] {
+            let bytes: Vec<u8> = rows
+                .iter()
+                .flatten()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            let path = dir.join(format!("clustered-{n}-{name}.f32"));
+            match std::fs::write(&path, bytes) {
+                Ok(()) => eprintln!("vector bench n={n}: wrote {}", path.display()),
+                Err(e) => eprintln!("vector bench n={n}: cannot write {}: {e}", path.display()),
+            }
+        }
+    }
 
     let mut flat = FlatIndex::with_capacity(DIM, n);
     for (i, v) in data.iter().enumerate() {
