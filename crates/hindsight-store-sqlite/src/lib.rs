@@ -13,10 +13,11 @@
 //!   [`AnnConfig::threshold`] vectors, an int8 scan with exact re-ranking up to
 //!   [`AnnConfig::graph_threshold`], an HNSW graph above, built after loading) plus a map of the
 //!   fields [`hindsight_core::Filter`] looks at, both loaded at open and kept in sync on every write.
-//! - Also in memory, a bounded cache of recently read rows for `get_many` (a search's candidate
-//!   fetch). Every statement that changes a row drops it from the cache after its commit, and a
-//!   read that overlapped a write does not fill it.
 //!   [`SqliteStore::open_with`] / [`SqliteStore::open_in_memory_with`] take the [`AnnConfig`].
+//! - Also in memory, a bounded cache of recently read rows for `get_many` (a search's candidate
+//!   fetch). A statement that changes rows drops them from the cache after its commit
+//!   (`record_access` instead raises the cached counts to the ones it returned), and a read that
+//!   began before a write finished cannot fill the cache after it (see `cache.rs`).
 //!
 //! A store records its [`hindsight_core::EmbeddingSpace`]; opening it with another fails with
 //! `EmbeddingMismatch`, and [`SqliteStore::reembed`] migrates it to a new model.

@@ -19,8 +19,8 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
 use crate::cache::{Lookup, ROW_CACHE_CAPACITY, RowCache};
 use crate::codec::{
-    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, memories_from_json,
-    memories_json_sql, memory_from_row, row_key, tags_json, to_nanos,
+    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, from_nanos,
+    memories_from_json, memories_json_sql, memory_from_row, row_key, tags_json, to_nanos,
 };
 use crate::state::{RowMeta, State};
 
@@ -861,6 +861,7 @@ impl Store for SqliteStore {
         };
         patch.apply(&mut m);
         let text_changed = patch.changes_text();
+        let pending = self.cache.write(ns.as_str(), [id.as_str()]);
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let sql = format!(
             "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
@@ -890,7 +891,7 @@ impl Store for SqliteStore {
             None
         };
         tx.commit().await.map_err(db_err)?;
-        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
+        pending.drop_rows();
         self.write_state()?.upsert(key, RowMeta::of(&m), vector);
         if let Some(generation) = generation {
             self.keyword.delete(key).map_err(index_lag)?;
@@ -913,6 +914,7 @@ impl Store for SqliteStore {
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory> {
         let _w = self.write_lock.lock().await;
+        let pending = self.cache.write(ns.as_str(), [id.as_str()]);
         let sql = format!(
             "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
              RETURNING {MEMORY_COLUMNS}"
@@ -927,7 +929,7 @@ impl Store for SqliteStore {
             .await
             .map_err(db_err)?
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
-        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
+        pending.drop_rows();
         let key = row_key(&row)?;
         let m = memory_from_row(&row)?;
         self.write_state()?.set_status(key, m.status);
@@ -940,9 +942,11 @@ impl Store for SqliteStore {
         ids: &[MemoryId],
         at: DateTime<Utc>,
     ) -> Result<()> {
-        let at_time = at;
         let at = to_nanos("at", at)?;
         for chunk in ids.chunks(IN_CHUNK) {
+            let pending = self
+                .cache
+                .write(ns.as_str(), chunk.iter().map(MemoryId::as_str));
             // One statement per chunk: SQLite applies it atomically, so concurrent callers never
             // lose increments.
             let mut qb = QueryBuilder::<Sqlite>::new(
@@ -956,16 +960,18 @@ impl Store for SqliteStore {
             for id in chunk {
                 sep.push_bind(id.as_str().to_owned());
             }
-            qb.push(")");
-            qb.build().execute(&self.pool).await.map_err(db_err)?;
-            // The statement's effect is known: patch cached copies instead of dropping them (a
+            qb.push(") RETURNING id, access_count, last_accessed_at");
+            let mut returned = Vec::with_capacity(chunk.len());
+            for row in qb.build().fetch_all(&self.pool).await.map_err(db_err)? {
+                let id: String = row.try_get("id").map_err(db_err)?;
+                let count: i64 = row.try_get("access_count").map_err(db_err)?;
+                let last: i64 = row.try_get("last_accessed_at").map_err(db_err)?;
+                returned.push((id, u64::try_from(count).unwrap_or(0), from_nanos(last)));
+            }
+            // The new counts are known: cached copies take them instead of being dropped (a
             // search records access on its hits, which would otherwise empty the cache of exactly
             // the rows searches keep asking for).
-            self.cache
-                .patch_rows(ns.as_str(), chunk.iter().map(MemoryId::as_str), |m| {
-                    m.access_count += 1;
-                    m.last_accessed_at = at_time;
-                });
+            pending.accessed(&returned);
         }
         Ok(())
     }
@@ -977,6 +983,7 @@ impl Store for SqliteStore {
                 format!("must be finite, got {delta}"),
             ));
         }
+        let pending = self.cache.write(ns.as_str(), [id.as_str()]);
         let sql = format!(
             "UPDATE memories SET usefulness = usefulness + ? WHERE namespace = ? AND id = ? RETURNING {MEMORY_COLUMNS}"
         );
@@ -988,7 +995,7 @@ impl Store for SqliteStore {
             .await
             .map_err(db_err)?
             .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
-        self.cache.drop_rows(ns.as_str(), [id.as_str()]);
+        pending.drop_rows();
         memory_from_row(&row)
     }
 
@@ -1052,10 +1059,12 @@ impl Store for SqliteStore {
                 .await
                 .map_err(db_err)?;
         }
+        let pending = self
+            .cache
+            .write(ns.as_str(), doomed.iter().map(|(_, id)| id.as_str()));
         let generation = bump_generation(&mut tx).await?;
         tx.commit().await.map_err(db_err)?;
-        self.cache
-            .drop_rows(ns.as_str(), doomed.iter().map(|(_, id)| id.as_str()));
+        pending.drop_rows();
         {
             let mut state = self.write_state()?;
             for (key, _) in &doomed {

@@ -432,6 +432,13 @@ pub async fn get_many_sees_every_write(factory: &dyn StoreFactory) {
         s.update(&a, &mid("m1"), &patch, Some(&axis(0))).await,
     );
     agree("update").await;
+    let patch = MemoryPatch {
+        importance: Some(0.9),
+        tags: Some(vec!["retagged".into()]),
+        ..MemoryPatch::default()
+    };
+    ok(s, "update", s.update(&a, &mid("m2"), &patch, None).await);
+    agree("update of importance and tags").await;
     ok(
         s,
         "record_access",
