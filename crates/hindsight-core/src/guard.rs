@@ -1,6 +1,7 @@
 //! The write-guard hook: every write passes a [`WriteGuard`] after it is embedded and before it is
 //! stored, so a guard can use the sentence embedding (e.g. a learned classifier) as well as the text.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,18 @@ impl GuardDecision {
 /// sensitive for less trusted sources.
 pub trait WriteGuard: Send + Sync + fmt::Debug {
     fn check(&self, memory: &NewMemory, embedding: Option<&[f32]>) -> GuardDecision;
+
+    /// Replaces sensitive data in a write's labels, its tags and entity values, which are stored
+    /// but neither embedded nor classified. Called on every write and on every update that
+    /// changes labels, whatever [`WriteGuard::check`] decides. Returns the kinds found (empty:
+    /// nothing changed). The default changes nothing.
+    fn redact_labels(
+        &self,
+        _tags: &mut Vec<String>,
+        _entities: &mut BTreeMap<String, String>,
+    ) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The guard used until a real one is configured: allows everything.

@@ -733,12 +733,27 @@ impl Engine {
             .ok_or_else(|| embed_err("embedder returned no vector"))
     }
 
+    /// Secrets in a write's tags and entity values are replaced before anything is stored
+    /// ([`hindsight_core::WriteGuard::redact_labels`]).
+    fn redact_labels(
+        &self,
+        tags: &mut Vec<String>,
+        entities: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        let kinds = self.guard.redact_labels(tags, entities);
+        if !kinds.is_empty() {
+            info!(?kinds, "sensitive data replaced in tags or entities");
+        }
+    }
+
     /// The write pipeline: validate -> embed -> guard(memory, vector) -> (re-embed when redacted)
     /// -> dedup/conflict -> persist -> index. A quarantined write is stored with status
     /// `quarantined` and its provenance in `status_reason` (see [`GuardProvenance`]); it skips
     /// dedup/conflict so it can neither refresh nor supersede an active memory.
     pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
         self.validate_new(&new)?;
+        let mut new = new;
+        self.redact_labels(&mut new.tags, &mut new.entities);
         let vector = self
             .embed_one_document(index_text(&new.content, &new.context))
             .await?;
@@ -832,11 +847,14 @@ impl Engine {
     /// batch. Records must carry ids when the caller needs them stable.
     pub async fn import(
         &self,
-        records: Vec<NewMemory>,
+        mut records: Vec<NewMemory>,
         batch: usize,
         now: DateTime<Utc>,
         mut progress: impl FnMut(usize),
     ) -> Result<Vec<MemoryId>> {
+        for new in &mut records {
+            self.redact_labels(&mut new.tags, &mut new.entities);
+        }
         let mut ids = Vec::with_capacity(records.len());
         for chunk in records.chunks(batch.max(1)) {
             for new in chunk {
@@ -1162,6 +1180,19 @@ impl Engine {
             return Err(Error::invalid("fields", "nothing to update"));
         }
         let current = self.current(ns, id, "be updated").await?;
+        let redacted_labels;
+        let patch = if patch.tags.is_some() || patch.entities.is_some() {
+            let mut p = patch.clone();
+            let mut tags = p.tags.take().unwrap_or_default();
+            let mut entities = p.entities.take().unwrap_or_default();
+            self.redact_labels(&mut tags, &mut entities);
+            p.tags = patch.tags.is_some().then_some(tags);
+            p.entities = patch.entities.is_some().then_some(entities);
+            redacted_labels = p;
+            &redacted_labels
+        } else {
+            patch
+        };
         if !patch.changes_text() {
             let updated = self.store.update(ns, id, patch, None).await?;
             info!(namespace = %ns, %id, "updated memory");

@@ -8,7 +8,7 @@ use crate::classifier::{Classifier, HeadKind, logit};
 use crate::features::lexical_features;
 use crate::normalize::{Normalized, normalize_aggressive};
 use crate::rules::{Category, RuleHit, RuleSet, Severity};
-use crate::sensitive::{SensitiveSpan, find_sensitive, redact};
+use crate::sensitive::{SensitiveKind, SensitiveSpan, find_sensitive, redact};
 
 /// Policy knobs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -363,6 +363,78 @@ impl WriteGuard for Guard {
             },
         }
     }
+
+    fn redact_labels(
+        &self,
+        tags: &mut Vec<String>,
+        entities: &mut std::collections::BTreeMap<String, String>,
+    ) -> Vec<String> {
+        if !self.config.redact {
+            return Vec::new();
+        }
+        redact_label_values(tags, entities)
+    }
+}
+
+/// Entity keys that name a secret: their value is redacted whatever its shape ("password":
+/// "hunter2" is as secret as a key the detectors recognise).
+fn secret_key(key: &str) -> Option<SensitiveKind> {
+    let lower = key.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let word = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    let pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    if word(&["password", "passwd", "passphrase", "passcode", "pwd", "pin"])
+        || lower.contains("密码")
+        || lower.contains("口令")
+    {
+        Some(SensitiveKind::Password)
+    } else if word(&["secret", "token", "apikey"])
+        || pair("api", "key")
+        || pair("private", "key")
+        || pair("access", "key")
+        || lower.contains("密钥")
+        || lower.contains("令牌")
+    {
+        Some(SensitiveKind::ApiKey)
+    } else {
+        None
+    }
+}
+
+/// `text` with its sensitive spans replaced, and the kinds found (empty: unchanged).
+fn redact_one(text: &mut String, kinds: &mut Vec<String>) {
+    let spans = find_sensitive(text);
+    if spans.is_empty() {
+        return;
+    }
+    kinds.extend(spans.iter().map(|s| s.kind.as_str().to_owned()));
+    *text = redact(text, &spans);
+}
+
+/// Tags and entity values with their secrets replaced ([`WriteGuard::redact_labels`]).
+fn redact_label_values(
+    tags: &mut [String],
+    entities: &mut std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut kinds = Vec::new();
+    for tag in tags.iter_mut() {
+        redact_one(tag, &mut kinds);
+    }
+    for (key, value) in entities.iter_mut() {
+        match secret_key(key) {
+            Some(kind) if !value.is_empty() && !value.starts_with("[REDACTED:") => {
+                kinds.push(kind.as_str().to_owned());
+                *value = kind.placeholder();
+            }
+            _ => redact_one(value, &mut kinds),
+        }
+    }
+    kinds.sort();
+    kinds.dedup();
+    kinds
 }
 
 /// `content` and `context` with their sensitive spans replaced, or `None` when neither has any.
@@ -501,5 +573,35 @@ mod tests {
             }
             other => panic!("expected quarantine, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn labels_are_redacted_by_shape_and_by_name() {
+        let mut tags = vec![
+            "billing".to_owned(),
+            "token:ghp_abcdefghijklmnopqrstuvwxyz0123456789".into(),
+        ];
+        let mut entities: std::collections::BTreeMap<String, String> = [
+            ("api_key", "sk-live-51HxAbCdEfGhIjKlMnOp"),
+            ("email", "bob.smith@corp.example"),
+            ("wifi_password", "hunter2"),
+            ("客户", "李雷"),
+            ("shipping_address", "12 Pine Road"),
+            ("max_tokens", "512"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let kinds = redact_label_values(&mut tags, &mut entities);
+        assert_eq!(kinds, ["api_key", "email", "password"]);
+        assert_eq!(tags, ["billing", "token:[REDACTED:api_key]"]);
+        assert_eq!(entities["api_key"], "[REDACTED:api_key]");
+        assert_eq!(entities["email"], "[REDACTED:email]");
+        assert_eq!(entities["wifi_password"], "[REDACTED:password]");
+        assert_eq!(entities["客户"], "李雷");
+        assert_eq!(entities["shipping_address"], "12 Pine Road");
+        assert_eq!(entities["max_tokens"], "512");
+        // Already redacted values stay as they are (an update re-sending stored labels).
+        assert!(redact_label_values(&mut tags, &mut entities).is_empty());
     }
 }

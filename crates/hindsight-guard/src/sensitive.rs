@@ -147,6 +147,18 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             AlnumBounded,
         ),
         d(ApiKey, r"xox[abprs]-[A-Za-z0-9\-]{10,}", AlnumBounded),
+        // Webhook URLs carry their secret in the path: whoever has one can post.
+        d(
+            ApiKey,
+            r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{10,}|(?:discord|discordapp)\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{10,})",
+            None,
+        ),
+        // An AWS secret access key (40 characters of base64) named as a secret.
+        d(
+            ApiKey,
+            r"(?i:aws_secret_access_key|secret[_\- ]?access[_\- ]?key|secret[_\- ]?key|secret)[\s\x22':=：]{1,4}(?:(?:is|是|为)\s*)?(?P<v>[A-Za-z0-9/+]{40})",
+            AlnumBounded,
+        ),
         d(ApiKey, r"AIza[0-9A-Za-z_\-]{35}", AlnumBounded),
         d(
             ApiKey,
@@ -202,6 +214,12 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r"[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]",
             CnId,
         ),
+        // Named as an ID number, an 18- or 15-digit number is one whatever its checksum.
+        d(
+            IdNumber,
+            r"(?:身份证(?:号码|号|件号)?|居民身份证|证件号码?|(?i:id (?:number|no\.?)|national id))\s*(?:[:：]|是|为)?\s*(?P<v>\d{17}[\dXx]|\d{15})",
+            DigitBounded,
+        ),
         d(IdNumber, r"\d{3}-\d{2}-\d{4}", Ssn),
         d(
             CreditCard,
@@ -222,6 +240,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             Phone,
             r"\(\d{3}\)\s?\d{3}[\-. ]\d{4}|\d{3}[\-.]\d{3}[\-.]\d{4}",
             DigitBounded,
+        ),
+        // National numbers with a trunk 0: a Chinese landline ("010-62345678") or an area code
+        // in brackets ("(020) 7946 0958").
+        d(
+            Phone,
+            r"0\d{2,3}-\d{7,8}|\(0\d{1,4}\)\s?\d{3,4}[\- ]?\d{3,4}",
+            DigitBounded,
+        ),
+        // Named as a phone number.
+        d(
+            Phone,
+            r"(?:\b(?i:phone|tel|mobile|cell)|电话|手机|座机)(?:号码|号)?\s*(?:[:：]|是|为|(?i:is|number))?\s*(?P<v>\+?\d[\d \-()]{5,18}\d)",
+            PhoneDigits,
         ),
     ]
 });
@@ -515,7 +546,13 @@ mod tests {
             "身份证11010519491231002X",
             &[(IdNumber, "11010519491231002X")],
         );
-        check("身份证110105194912310021", &[]);
+        // Named as an ID, a wrong checksum (a typo, or a made-up example) is still redacted;
+        // unnamed, an 18-digit number needs the checksum to count as an ID.
+        check(
+            "身份证110105194912310021",
+            &[(IdNumber, "110105194912310021")],
+        );
+        check("批次110105194912310021", &[]);
         check("SSN 123-45-6789", &[(IdNumber, "123-45-6789")]);
         check("SSN 666-45-6789", &[]);
         check(
@@ -532,6 +569,34 @@ mod tests {
         assert!(luhn_ok("4111111111111111"));
         assert!(luhn_ok("79927398713"));
         assert!(!luhn_ok("79927398710"));
+    }
+
+    #[test]
+    fn named_ids_landlines_webhooks_and_aws_secrets() {
+        let kinds = |t: &str| -> Vec<&'static str> {
+            find_sensitive(t).iter().map(|s| s.kind.as_str()).collect()
+        };
+        // Named ID numbers whatever their checksum; 15-digit ones too.
+        assert_eq!(kinds("身份证号 110101199003071234"), ["id_number"]);
+        assert_eq!(kinds("证件号码：32010219851212002X，已核验"), ["id_number"]);
+        assert_eq!(kinds("national ID 130503670401001"), ["id_number"]);
+        // Landlines and bracketed area codes, and named numbers.
+        assert_eq!(kinds("前台电话 010-62345678，工作日接听"), ["phone"]);
+        assert_eq!(kinds("Call the office on (020) 7946 0958."), ["phone"]);
+        assert_eq!(kinds("mobile: 07700 900123"), ["phone"]);
+        // Webhooks and AWS secret keys.
+        assert_eq!(
+            kinds("alerts go to https://hooks.slack.com/services/T0AAAA1/B0BBBB2/abcdefGHIJKLmnop"),
+            ["api_key"]
+        );
+        assert_eq!(
+            kinds("aws secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for the build user"),
+            ["api_key"]
+        );
+        // Not sensitive: a hotel, a version, an order number, an ordinary secret word.
+        assert!(kinds("Booked the hotel 12345678 nights? no: hotel room 1204.").is_empty());
+        assert!(kinds("Release 2024-11-30 ships build 0123").is_empty());
+        assert!(kinds("The secret ingredient is cardamom.").is_empty());
     }
 
     #[test]

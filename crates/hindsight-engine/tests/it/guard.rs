@@ -134,6 +134,22 @@ impl WriteGuard for RecordingGuard {
             GuardDecision::Allow
         }
     }
+
+    /// Replaces "sk-secret" in tags and entity values.
+    fn redact_labels(
+        &self,
+        tags: &mut Vec<String>,
+        entities: &mut std::collections::BTreeMap<String, String>,
+    ) -> Vec<String> {
+        let mut hit = false;
+        for t in tags.iter_mut().chain(entities.values_mut()) {
+            if t.contains("sk-secret") {
+                *t = t.replace("sk-secret", "[REDACTED:api_key]");
+                hit = true;
+            }
+        }
+        if hit { vec!["api_key".into()] } else { Vec::new() }
+    }
 }
 
 async fn setup(guard: Arc<dyn WriteGuard>, consensus: bool) -> (Engine, Arc<FixedEmbedder>) {
@@ -932,4 +948,32 @@ async fn release_follows_the_subject_and_trust_rules_and_forget_leaves_quarantin
     assert!(rel.superseded.is_empty());
     assert_eq!(rel.related, vec![user.id.clone()]);
     assert_eq!(status_of(&engine, &user.id).await, Status::Active);
+}
+
+#[tokio::test]
+async fn secrets_in_tags_and_entities_are_replaced_on_store_import_and_update() {
+    let (engine, _) = setup(Arc::new(RecordingGuard::default()), false).await;
+    let ns = ns();
+    let mut new = mem("deploy credentials rotated", Source::User);
+    new.tags = vec!["key:sk-secret".into()];
+    new.entities.insert("token".into(), "sk-secret".into());
+    let id = engine.store_memory(new, now()).await.unwrap().id;
+    let stored = engine.store().get(&ns, &id).await.unwrap().unwrap();
+    assert_eq!(stored.tags, ["key:[REDACTED:api_key]"]);
+    assert_eq!(stored.entities["token"], "[REDACTED:api_key]");
+
+    let mut rec = mem("imported note", Source::User);
+    rec.id = Some("imp-1".into());
+    rec.entities.insert("k".into(), "x sk-secret y".into());
+    engine.import(vec![rec], 8, now(), |_| {}).await.unwrap();
+    let stored = engine.store().get(&ns, &"imp-1".into()).await.unwrap().unwrap();
+    assert_eq!(stored.entities["k"], "x [REDACTED:api_key] y");
+
+    // A label-only update takes the fast path (no re-embedding): still redacted.
+    let patch = hindsight_core::MemoryPatch {
+        tags: Some(vec!["sk-secret".into()]),
+        ..Default::default()
+    };
+    let updated = engine.update(&ns, &id, &patch).await.unwrap();
+    assert_eq!(updated.tags, ["[REDACTED:api_key]"]);
 }
