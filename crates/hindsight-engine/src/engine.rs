@@ -752,6 +752,15 @@ impl Engine {
     /// dedup/conflict so it can neither refresh nor supersede an active memory.
     pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
         self.validate_new(&new)?;
+        if new.status.is_some_and(|s| s != Status::Active) {
+            // Only an import restores other statuses; a write that asked for one and got an
+            // active memory would be a silent surprise.
+            return Err(Error::invalid(
+                "status",
+                "a write is stored active (or quarantined by the guard); use forget, revert or \
+                 the quarantine commands to change a status",
+            ));
+        }
         let mut new = new;
         self.redact_labels(&mut new.tags, &mut new.entities);
         let vector = self

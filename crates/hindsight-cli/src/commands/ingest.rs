@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use hindsight_core::{ErrorKind, Namespace, NewMemory};
+use hindsight_core::{ErrorKind, Namespace, NewMemory, Status};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
 use crate::Cli;
@@ -20,7 +20,8 @@ pub struct Args {
     #[arg(long)]
     pub namespace: Option<String>,
     /// Print one JSON line per input line as soon as its write is committed (and flush), instead
-    /// of a summary at the end: `{"line":N,"id":"…"}` (plus `"deduplicated":true`, …) or
+    /// of a summary at the end: `{"line":N,"id":"…"}` (plus `"deduplicated":true`,
+    /// `"guard":"quarantine","status":"quarantined"`, …) or
     /// `{"line":N,"error":"…"}`. An acknowledged id is durable: it survives the process being
     /// killed right after the line is printed.
     #[arg(long)]
@@ -36,6 +37,13 @@ struct LineResult {
     deduplicated: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     superseded: Vec<String>,
+    /// The guard's verdict when it was not `allow` (`redact`, `quarantine`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guard: Option<String>,
+    /// The stored status when it is not `active` (`quarantined`: kept for an operator's
+    /// review, never returned by search).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -70,6 +78,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     let mut lines = reader.lines();
     let mut results = Vec::new();
     let (mut stored, mut deduped, mut failed) = (0usize, 0usize, 0usize);
+    let (mut quarantined, mut redacted) = (0usize, 0usize);
     let mut line_no = 0usize;
     while let Some(line) = lines
         .next_line()
@@ -103,11 +112,23 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 } else {
                     stored += 1
                 }
+                let quarantine = o.status == Status::Quarantined;
+                if quarantine {
+                    quarantined += 1;
+                    eprintln!(
+                        "{label}:{line_no}: quarantined by the write guard as {} (not searchable; see `hindsight quarantine list`)",
+                        o.id
+                    );
+                } else if o.guard == "redact" {
+                    redacted += 1;
+                }
                 LineResult {
                     line: line_no,
                     id: Some(o.id.0),
                     deduplicated: o.deduplicated,
                     superseded: o.superseded.into_iter().map(|s| s.0).collect(),
+                    guard: (o.guard != "allow").then_some(o.guard),
+                    status: (o.status != Status::Active).then(|| o.status.as_str().to_owned()),
                     error: None,
                 }
             }
@@ -119,6 +140,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                     id: None,
                     deduplicated: false,
                     superseded: vec![],
+                    guard: None,
+                    status: None,
                     error: Some(e),
                 }
             }
@@ -132,14 +155,21 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         }
     }
     engine.store().flush().await?;
+    let summary = format!(
+        "stored {stored} ({} active{}, {quarantined} quarantined by the write guard), deduplicated {deduped}, failed {failed}",
+        stored - quarantined,
+        if redacted > 0 {
+            format!(" of which {redacted} with secrets redacted")
+        } else {
+            String::new()
+        },
+    );
     if args.acks {
-        eprintln!("stored {stored}, deduplicated {deduped}, failed {failed}");
+        eprintln!("{summary}");
     } else if cli.json {
         super::print_json(&results)?;
     } else {
-        println!(
-            "stored {stored}, deduplicated {deduped}, failed {failed} (lines that failed were skipped; nothing else changed)"
-        );
+        println!("{summary} (lines that failed were skipped; nothing else changed)");
     }
     Ok(if failed > 0 {
         ExitCode::from(2)

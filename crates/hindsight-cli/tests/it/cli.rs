@@ -44,7 +44,9 @@ fn ingest_reports_bad_lines_by_number_and_keeps_the_good_ones() {
         "bad lines make the exit code 2\n{stdout}\n{stderr}"
     );
     assert!(
-        stdout.contains("stored 3, deduplicated 0, failed 4"),
+        stdout.contains(
+            "stored 3 (3 active, 0 quarantined by the write guard), deduplicated 0, failed 4"
+        ),
         "{stdout}"
     );
     assert!(stderr.contains("in.jsonl:3: invalid JSON"), "{stderr}");
@@ -186,6 +188,19 @@ fn ingest_and_search_run_the_guard_unless_switched_off() {
     let data = dir.path().join("data");
     let out = hindsight(&data, &["ingest", file.to_str().expect("utf8")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // The summary and the line's own message say what the guard did.
+    assert!(
+        text(&out.stdout).contains(
+            "stored 3 (2 active of which 1 with secrets redacted, 1 quarantined by the write guard)"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains(":1: quarantined by the write guard as attack"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // The injection is in quarantine, not in search results.
     let out = hindsight(&data, &["--json", "quarantine", "list"]);

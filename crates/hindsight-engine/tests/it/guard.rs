@@ -148,7 +148,11 @@ impl WriteGuard for RecordingGuard {
                 hit = true;
             }
         }
-        if hit { vec!["api_key".into()] } else { Vec::new() }
+        if hit {
+            vec!["api_key".into()]
+        } else {
+            Vec::new()
+        }
     }
 }
 
@@ -966,7 +970,12 @@ async fn secrets_in_tags_and_entities_are_replaced_on_store_import_and_update() 
     rec.id = Some("imp-1".into());
     rec.entities.insert("k".into(), "x sk-secret y".into());
     engine.import(vec![rec], 8, now(), |_| {}).await.unwrap();
-    let stored = engine.store().get(&ns, &"imp-1".into()).await.unwrap().unwrap();
+    let stored = engine
+        .store()
+        .get(&ns, &"imp-1".into())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.entities["k"], "x [REDACTED:api_key] y");
 
     // A label-only update takes the fast path (no re-embedding): still redacted.
@@ -976,4 +985,17 @@ async fn secrets_in_tags_and_entities_are_replaced_on_store_import_and_update() 
     };
     let updated = engine.update(&ns, &id, &patch).await.unwrap();
     assert_eq!(updated.tags, ["[REDACTED:api_key]"]);
+}
+
+#[tokio::test]
+async fn a_write_cannot_choose_its_own_status() {
+    let (engine, _) = setup(Arc::new(RecordingGuard::default()), false).await;
+    let mut new = mem("The user prefers aisle seats.", Source::User);
+    new.status = Some(Status::Quarantined);
+    let err = engine.store_memory(new, now()).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert!(err.message.contains("status"), "{err}");
+    let mut new = mem("The user prefers aisle seats.", Source::User);
+    new.status = Some(Status::Active);
+    engine.store_memory(new, now()).await.unwrap();
 }
