@@ -131,7 +131,44 @@ const CHANGE_CUES: &[&str] = &[
     "戒了",
     "更新为",
     "调整为",
+    "改到",
+    "改在",
+    "推迟到",
+    "提前到",
+    "调到",
+    "挪到",
 ];
+
+/// Words that name a value in a slot the way numbers do ("every Monday" vs "every Wednesday").
+/// Not "may" (a modal verb far more often than the month) nor "am"/"pm" ("I am", a PM).
+const VALUE_WORDS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "weekday",
+    "weekend",
+    "daily",
+    "weekly",
+    "monthly",
+    "yearly",
+];
+
+const CJK_NUMERALS: &str = "零〇一二三四五六七八九十百千两";
 
 const NEGATIONS_EN: &[&str] = &[
     "not ", "n't ", "never ", "no ", "without ", "dislike", "hate",
@@ -190,18 +227,60 @@ fn contains_term(text: &str, words: &[String], term: &str) -> bool {
     }
 }
 
-/// Words with digits removed, for "same sentence, different number" detection.
+/// Words with digits (and value words: weekdays, months) removed, for "same sentence, different
+/// value" detection.
 fn skeleton(s: &str) -> (Vec<String>, Vec<String>) {
     let mut text = Vec::new();
     let mut nums = Vec::new();
     for w in words(s) {
         if w.chars().any(|c| c.is_ascii_digit()) {
             nums.push(w.chars().filter(char::is_ascii_digit).collect());
+        } else if VALUE_WORDS.contains(&w.as_str()) {
+            nums.push(w);
         } else {
             text.push(w);
         }
     }
     (text, nums)
+}
+
+fn is_cjk(c: char) -> bool {
+    ('\u{4e00}'..='\u{9fff}').contains(&c)
+}
+
+/// For text with Chinese in it, where words are not separated: the values (runs of digits or
+/// Chinese numerals, a weekday's 周/星期/礼拜 kept with its numeral: "周二", "三") and the
+/// character bigrams of everything else.
+fn cjk_skeleton(s: &str) -> (Vec<String>, Vec<(char, char)>) {
+    let chars: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let numeral = |c: char| c.is_ascii_digit() || CJK_NUMERALS.contains(c);
+    let (mut values, mut rest) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < chars.len() {
+        let weekday = |j: usize| {
+            chars
+                .get(j)
+                .is_some_and(|&c| numeral(c) || c == '日' || c == '天' || c == '末')
+        };
+        let prefix = match (chars[i], chars.get(i + 1)) {
+            ('周', _) if weekday(i + 1) => 1,
+            ('星', Some('期')) | ('礼', Some('拜')) if weekday(i + 2) => 2,
+            _ => 0,
+        };
+        if prefix > 0 || numeral(chars[i]) {
+            let start = i;
+            i += prefix.max(1);
+            while i < chars.len() && (numeral(chars[i]) || (prefix > 0 && i == start + prefix)) {
+                i += 1;
+            }
+            values.push(chars[start..i].iter().collect());
+        } else {
+            rest.push(chars[i]);
+            i += 1;
+        }
+    }
+    let bigrams = rest.windows(2).map(|w| (w[0], w[1])).collect();
+    (values, bigrams)
 }
 
 impl ConflictJudge for RuleJudge {
@@ -232,6 +311,17 @@ impl ConflictJudge for RuleJudge {
             let overlap = shared as f64 / ot.len().max(nt.len()).max(1) as f64;
             if overlap >= 0.6 {
                 return ConflictDecision::Contradict;
+            }
+        }
+        if old.chars().any(is_cjk) || new_content.chars().any(is_cjk) {
+            let (ov, ob) = cjk_skeleton(old);
+            let (nv, nb) = cjk_skeleton(new_content);
+            if !ov.is_empty() && !nv.is_empty() && ov != nv {
+                let shared = ob.iter().filter(|b| nb.contains(b)).count();
+                let overlap = shared as f64 / ob.len().max(nb.len()).max(1) as f64;
+                if overlap >= 0.6 {
+                    return ConflictDecision::Contradict;
+                }
             }
         }
         ConflictDecision::Supplement
@@ -356,6 +446,31 @@ mod tests {
             Contradict,
         );
         check("把超时时间增加到30秒", "把超时时间减少到10秒", Contradict);
+        // Another weekday, month or Chinese numeral in the same sentence is another value.
+        check(
+            "The on-call rotation switches every Monday at 10:00.",
+            "The on-call rotation now switches every Wednesday at 10:00.",
+            Contradict,
+        );
+        check(
+            "周会在周二下午三点开始。",
+            "周会在周四下午三点开始。",
+            Contradict,
+        );
+        check(
+            "周会在周二下午三点开始。",
+            "周会改到周四下午三点开始。",
+            Contradict,
+        );
+        check("发布窗口是每月五号", "发布窗口是每月十号", Contradict);
+    }
+
+    #[test]
+    fn chinese_values_are_read_in_place() {
+        let (v, _) = cjk_skeleton("周会在星期二下午3点，周末不开");
+        assert_eq!(v, ["星期二", "3", "周末"]);
+        let (v, _) = cjk_skeleton("周会不变");
+        assert!(v.is_empty(), "{v:?}");
     }
 
     #[test]
@@ -372,6 +487,16 @@ mod tests {
             Supplement,
         );
         check("用户喜欢喝咖啡", "用户喜欢喝咖啡，尤其是拿铁", Supplement);
+        check(
+            "周会在周二下午三点开始。",
+            "周二的周会记得带上季度报表。",
+            Supplement,
+        );
+        check(
+            "Payroll runs on the last Friday of the month",
+            "Payroll runs on the last Friday of the month; HR sends the reminder",
+            Supplement,
+        );
         check(
             "Order 5512 shipped via SF Express",
             "Customer asked about delivery time for order 5512",
