@@ -733,6 +733,44 @@ impl Engine {
             .ok_or_else(|| embed_err("embedder returned no vector"))
     }
 
+    /// A quarantined memory with the very same content, context, kind and source as `new`.
+    async fn held_copy(
+        &self,
+        new: &NewMemory,
+        content: &str,
+        vector: &[f32],
+    ) -> Result<Option<MemoryId>> {
+        let filter = Filter {
+            statuses: vec![Status::Quarantined],
+            ..Filter::default()
+        };
+        let near = self
+            .store
+            .vector_search(&new.namespace, vector, 3, &filter)
+            .await?;
+        let ids: Vec<MemoryId> = near
+            .iter()
+            .filter(|h| h.score >= 0.999)
+            .map(|h| h.id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .store
+            .get_many(&new.namespace, &ids)
+            .await?
+            .into_iter()
+            .find(|m| {
+                m.status == Status::Quarantined
+                    && m.content == content
+                    && m.context == new.context
+                    && m.kind == stored_kind(new)
+                    && m.source == new.source
+            })
+            .map(|m| m.id))
+    }
+
     /// Secrets in a write's tags and entity values are replaced before anything is stored
     /// ([`hindsight_core::WriteGuard::redact_labels`]).
     fn redact_labels(
@@ -819,6 +857,22 @@ impl Engine {
                     status: Status::Active,
                 });
             }
+        }
+        if status == Status::Quarantined
+            && new.id.is_none()
+            && let Some(held) = self.held_copy(&new, &content, &vector).await?
+        {
+            // The same text from the same source already waits in quarantine: one entry for
+            // the operator to review, not one per retry.
+            info!(namespace = %new.namespace, existing = %held, "quarantined write already held");
+            return Ok(StoreOutcome {
+                id: held,
+                deduplicated: true,
+                superseded: Vec::new(),
+                related: Vec::new(),
+                guard: decision.name().to_owned(),
+                status: Status::Quarantined,
+            });
         }
         let Placement {
             superseded,

@@ -11,8 +11,12 @@ use crate::Cli;
 pub enum QuarantineCommand {
     /// List quarantined memories with the guard's reason, categories, score and the source.
     List {
-        #[arg(long, default_value = Namespace::DEFAULT)]
+        #[arg(long, default_value = Namespace::DEFAULT, conflicts_with = "all_namespaces")]
         namespace: String,
+        /// List every namespace's quarantine.
+        #[arg(long)]
+        all_namespaces: bool,
+        /// At most this many per namespace.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -56,20 +60,47 @@ fn one_line(s: &str, max: usize) -> String {
 pub async fn run(cli: &Cli, cmd: &QuarantineCommand) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     match cmd {
-        QuarantineCommand::List { namespace, limit } => {
-            let items = engine
-                .quarantined(&Namespace::new(namespace.clone()), *limit)
-                .await?;
+        QuarantineCommand::List {
+            namespace,
+            all_namespaces,
+            limit,
+        } => {
+            let namespaces = if *all_namespaces {
+                engine.store().namespaces().await?
+            } else {
+                vec![Namespace::new(namespace.clone())]
+            };
+            let mut items = Vec::new();
+            let mut more = Vec::new();
+            for ns in &namespaces {
+                // One more than shown, to tell the operator when the list is cut.
+                let mut found = engine.quarantined(ns, limit.saturating_add(1)).await?;
+                if found.len() > *limit {
+                    found.truncate(*limit);
+                    more.push(ns.to_string());
+                }
+                items.extend(found);
+            }
+            let scope = if *all_namespaces {
+                "any namespace".to_owned()
+            } else {
+                format!("namespace {namespace}")
+            };
             if cli.json {
                 super::print_json(&items)?;
             } else if items.is_empty() {
-                println!("no quarantined memories in namespace {namespace}");
+                println!("no quarantined memories in {scope}");
             } else {
                 for q in &items {
                     let m = &q.memory;
+                    let ns = if *all_namespaces {
+                        format!("  namespace={}", m.namespace)
+                    } else {
+                        String::new()
+                    };
                     match &q.provenance {
                         Some(p) => println!(
-                            "{}  source={}  score={}  categories={}\n    reason: {}\n    content: {}",
+                            "{}{ns}  source={}  score={}  categories={}\n    reason: {}\n    content: {}",
                             m.id,
                             p.source.unwrap_or(m.source),
                             p.score
@@ -79,7 +110,7 @@ pub async fn run(cli: &Cli, cmd: &QuarantineCommand) -> Result<ExitCode> {
                             one_line(&m.content, 160)
                         ),
                         None => println!(
-                            "{}  source={}\n    reason: {}\n    content: {}",
+                            "{}{ns}  source={}\n    reason: {}\n    content: {}",
                             m.id,
                             m.source,
                             one_line(m.status_reason.as_deref().unwrap_or("-"), 160),
@@ -87,7 +118,15 @@ pub async fn run(cli: &Cli, cmd: &QuarantineCommand) -> Result<ExitCode> {
                         ),
                     }
                 }
-                println!("{} quarantined memories", items.len());
+                if more.is_empty() {
+                    println!("{} quarantined memories in {scope}", items.len());
+                } else {
+                    println!(
+                        "{} quarantined memories shown; more wait in {} (raise --limit, {limit} per namespace now)",
+                        items.len(),
+                        more.join(", ")
+                    );
+                }
             }
         }
         QuarantineCommand::Release {

@@ -210,6 +210,17 @@ fn ingest_and_search_run_the_guard_unless_switched_off() {
     assert!(!listed.contains("\"plain\""), "{listed}");
     let out = hindsight(
         &data,
+        &["quarantine", "list", "--all-namespaces", "--limit", "1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("attack  namespace=default")
+            && text(&out.stdout).contains("1 quarantined memories in any namespace"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = hindsight(
+        &data,
         &["--json", "search", "deletions confirmation instructions"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
