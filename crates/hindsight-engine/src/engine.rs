@@ -1354,7 +1354,10 @@ impl Engine {
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
         let m = self.existing(ns, id).await?;
         if m.status == Status::Active {
-            return Ok(m);
+            return Err(Error::invalid(
+                "id",
+                format!("memory {id} is already active: nothing to revert"),
+            ));
         }
         if m.status == Status::Quarantined {
             return Err(Error::invalid(
@@ -1370,7 +1373,7 @@ impl Engine {
                 format!("memory {id} was discarded from quarantine by an operator and stays out"),
             ));
         }
-        let m = self
+        let restored = self
             .store
             .set_status(
                 ns,
@@ -1380,8 +1383,29 @@ impl Engine {
                 None,
             )
             .await?;
+        // Undoing a supersession retires what superseded it, so the two contradicting versions
+        // are not both active (the newer one stays, superseded and revertible in turn).
+        if m.status == Status::Superseded
+            && let Some(newer) = &m.superseded_by
+            && self
+                .store
+                .get(ns, newer)
+                .await?
+                .is_some_and(|n| n.status == Status::Active)
+        {
+            self.store
+                .set_status(
+                    ns,
+                    newer,
+                    Status::Superseded,
+                    Some(&format!("{id} was restored by revert")),
+                    Some(id),
+                )
+                .await?;
+            info!(namespace = %ns, %id, %newer, "revert retired the memory that had superseded it");
+        }
         info!(namespace = %ns, %id, "reverted memory to active");
-        Ok(m)
+        Ok(restored)
     }
 
     /// Hard-deletes forgotten memories (only those), logged.

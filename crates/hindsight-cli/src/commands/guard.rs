@@ -150,6 +150,11 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     continue;
                 }
                 match serde_json::from_str::<ScanLine>(line) {
+                    // As for a write: empty content is not a memory.
+                    Ok(l) if l.text.trim().is_empty() => {
+                        bad += 1;
+                        eprintln!("{}:{}: skipped: empty text", file.display(), i + 1);
+                    }
                     Ok(l) => lines.push(l),
                     Err(e) => {
                         bad += 1;

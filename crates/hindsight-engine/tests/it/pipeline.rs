@@ -153,6 +153,16 @@ async fn contradiction_supersedes_but_keeps_the_old_memory() {
     assert!(hits.iter().all(|h| h.memory.id != old.id));
     let r = engine.revert(&ns(), &old.id).await.unwrap();
     assert_eq!(r.status, Status::Active);
+    // The version that had superseded it is retired in turn, and can itself be reverted.
+    let n = engine.store().get(&ns(), &new.id).await.unwrap().unwrap();
+    assert_eq!(n.status, Status::Superseded);
+    assert_eq!(n.superseded_by.as_ref(), Some(&old.id));
+    // Reverting an active memory is refused, not reported as done.
+    let err = engine.revert(&ns(), &old.id).await.unwrap_err();
+    assert!(err.message.contains("already active"), "{err}");
+    engine.revert(&ns(), &new.id).await.unwrap();
+    let o = engine.store().get(&ns(), &old.id).await.unwrap().unwrap();
+    assert_eq!(o.status, Status::Superseded);
 }
 
 #[tokio::test]
