@@ -41,6 +41,32 @@ pub fn distinct_subjects(old: &Memory, new: &NewMemory, content: &str) -> bool {
         || outcome_differs
         || task_differs
         || identifiers(&old.content) != identifiers(content)
+        || (other_named_values(&old.content, content) && !has_change_cue(content))
+}
+
+/// Whether the two texts name different weekdays or months, or (in Chinese) different numeral
+/// runs: "closed on Sunday" / "closed on Saturday", "周二" / "周四", "张三" / "李四". Without a
+/// change cue that is not evidence of a change ("Alice's birthday is in March" vs "Alice's
+/// anniversary is in June"), and it is not a duplicate either: both are kept, related.
+fn other_named_values(old: &str, new: &str) -> bool {
+    let named = |t: &str| -> BTreeSet<String> {
+        let mut v: BTreeSet<String> = words(t)
+            .into_iter()
+            .map(|w| w.trim_end_matches('s').to_owned())
+            .filter(|w| VALUE_WORDS.contains(&w.as_str()))
+            .collect();
+        if t.chars().any(is_cjk) {
+            v.extend(cjk_skeleton(t).0);
+        }
+        v
+    };
+    let (a, b) = (named(old), named(new));
+    !a.is_empty() && !b.is_empty() && a != b
+}
+
+fn has_change_cue(content: &str) -> bool {
+    let lower = content.to_lowercase();
+    CHANGE_CUES.iter().any(|c| lower.contains(c))
 }
 
 /// Whether two texts are the same words, up to case and surrounding space.
@@ -227,16 +253,13 @@ fn contains_term(text: &str, words: &[String], term: &str) -> bool {
     }
 }
 
-/// Words with digits (and value words: weekdays, months) removed, for "same sentence, different
-/// value" detection.
+/// Words with digits removed, for "same sentence, different number" detection.
 fn skeleton(s: &str) -> (Vec<String>, Vec<String>) {
     let mut text = Vec::new();
     let mut nums = Vec::new();
     for w in words(s) {
         if w.chars().any(|c| c.is_ascii_digit()) {
             nums.push(w.chars().filter(char::is_ascii_digit).collect());
-        } else if VALUE_WORDS.contains(&w.as_str()) {
-            nums.push(w);
         } else {
             text.push(w);
         }
@@ -313,17 +336,6 @@ impl ConflictJudge for RuleJudge {
                 return ConflictDecision::Contradict;
             }
         }
-        if old.chars().any(is_cjk) || new_content.chars().any(is_cjk) {
-            let (ov, ob) = cjk_skeleton(old);
-            let (nv, nb) = cjk_skeleton(new_content);
-            if !ov.is_empty() && !nv.is_empty() && ov != nv {
-                let shared = ob.iter().filter(|b| nb.contains(b)).count();
-                let overlap = shared as f64 / ob.len().max(nb.len()).max(1) as f64;
-                if overlap >= 0.6 {
-                    return ConflictDecision::Contradict;
-                }
-            }
-        }
         ConflictDecision::Supplement
     }
 }
@@ -370,6 +382,28 @@ mod tests {
             &new("web-02 is the primary")
         ));
         assert!(!distinct(&old, &new("Order ord-3333 was refunded in full")));
+        // Other weekdays, months or Chinese numerals, without a change cue: kept apart (neither
+        // merged as a duplicate nor superseding); with a cue, the judge decides.
+        assert!(distinct(
+            &mem("The on-call rotation switches every Monday at 10:00."),
+            &new("The on-call rotation switches every Wednesday at 10:00.")
+        ));
+        assert!(distinct(
+            &mem("Alice's birthday is in March."),
+            &new("Alice's anniversary is in June.")
+        ));
+        assert!(distinct(
+            &mem("张三的生日是五月三日"),
+            &new("李四的生日是八月十日")
+        ));
+        assert!(!distinct(
+            &mem("周会在周二下午三点开始。"),
+            &new("周会改到周四下午三点开始。")
+        ));
+        assert!(!distinct(
+            &mem("Payroll runs on the last Friday"),
+            &new("Payroll runs on the last Friday, HR reminds")
+        ));
         // A plain value is not an identifier: a changed limit is for the judge.
         assert!(!distinct(
             &mem("The rate limit is 100/min"),
@@ -446,23 +480,17 @@ mod tests {
             Contradict,
         );
         check("把超时时间增加到30秒", "把超时时间减少到10秒", Contradict);
-        // Another weekday, month or Chinese numeral in the same sentence is another value.
-        check(
-            "The on-call rotation switches every Monday at 10:00.",
-            "The on-call rotation now switches every Wednesday at 10:00.",
-            Contradict,
-        );
-        check(
-            "周会在周二下午三点开始。",
-            "周会在周四下午三点开始。",
-            Contradict,
-        );
+        // A change cue with another weekday is a change.
         check(
             "周会在周二下午三点开始。",
             "周会改到周四下午三点开始。",
             Contradict,
         );
-        check("发布窗口是每月五号", "发布窗口是每月十号", Contradict);
+        check(
+            "The standup is at 9:30 on Tuesdays.",
+            "The standup moved to Thursdays at 9:30.",
+            Contradict,
+        );
     }
 
     #[test]

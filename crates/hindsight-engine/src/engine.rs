@@ -1352,6 +1352,9 @@ impl Engine {
     /// Restores a superseded, deprecated or forgotten memory to `active`. Quarantined memories
     /// and ones an operator discarded from quarantine are refused (see [`Engine::release`]).
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
+        // Serialised with writes, whose conflict handling may be superseding the same chain.
+        let lock = self.ns_lock(ns);
+        let _guard = lock.lock().await;
         let m = self.existing(ns, id).await?;
         if m.status == Status::Active {
             return Err(Error::invalid(
@@ -1383,26 +1386,36 @@ impl Engine {
                 None,
             )
             .await?;
-        // Undoing a supersession retires what superseded it, so the two contradicting versions
-        // are not both active (the newer one stays, superseded and revertible in turn).
-        if m.status == Status::Superseded
-            && let Some(newer) = &m.superseded_by
-            && self
-                .store
-                .get(ns, newer)
-                .await?
-                .is_some_and(|n| n.status == Status::Active)
-        {
-            self.store
-                .set_status(
-                    ns,
-                    newer,
-                    Status::Superseded,
-                    Some(&format!("{id} was restored by revert")),
-                    Some(id),
-                )
-                .await?;
-            info!(namespace = %ns, %id, %newer, "revert retired the memory that had superseded it");
+        // Undoing a supersession retires the version now in force (the end of the chain of
+        // `superseded_by` links: A -> B -> C retires C), so two contradicting versions are not
+        // both active; it stays superseded and revertible in turn.
+        if m.status == Status::Superseded {
+            let mut next = m.superseded_by.clone();
+            let mut seen = std::collections::HashSet::from([id.clone()]);
+            while let Some(newer) = next.take() {
+                if !seen.insert(newer.clone()) {
+                    break; // a cycle: links edited by hand
+                }
+                let Some(n) = self.store.get(ns, &newer).await? else {
+                    break;
+                };
+                match n.status {
+                    Status::Active => {
+                        self.store
+                            .set_status(
+                                ns,
+                                &newer,
+                                Status::Superseded,
+                                Some(&format!("{id} was restored by revert")),
+                                Some(id),
+                            )
+                            .await?;
+                        info!(namespace = %ns, %id, %newer, "revert retired the version in force");
+                    }
+                    Status::Superseded => next = n.superseded_by,
+                    _ => {}
+                }
+            }
         }
         info!(namespace = %ns, %id, "reverted memory to active");
         Ok(restored)

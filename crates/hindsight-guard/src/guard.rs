@@ -379,29 +379,85 @@ impl WriteGuard for Guard {
 /// Entity keys that name a secret: their value is redacted whatever its shape ("password":
 /// "hunter2" is as secret as a key the detectors recognise).
 fn secret_key(key: &str) -> Option<SensitiveKind> {
-    let lower = key.to_lowercase();
-    let words: Vec<&str> = lower
+    // Words of the key, camelCase split before lower-casing ("dbPassword" -> db, password).
+    let mut spaced = String::with_capacity(key.len() + 4);
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if c.is_uppercase() && prev_lower {
+            spaced.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        spaced.extend(c.to_lowercase());
+    }
+    let words: Vec<&str> = spaced
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
     let word = |set: &[&str]| words.iter().any(|w| set.contains(w));
     let pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    // About the secret, not the secret: a policy, a count, a time, a hint.
+    if word(&[
+        "policy",
+        "policies",
+        "count",
+        "limit",
+        "limits",
+        "length",
+        "rule",
+        "rules",
+        "hint",
+        "expires",
+        "expiry",
+        "expiration",
+        "changed",
+        "updated",
+        "created",
+        "at",
+        "date",
+        "strength",
+        "reset",
+        "url",
+        "type",
+        "name",
+        "field",
+        "usage",
+        "budget",
+        "max",
+        "min",
+    ]) || spaced.contains("策略")
+        || spaced.contains("规则")
+    {
+        return None;
+    }
     if word(&["password", "passwd", "passphrase", "passcode", "pwd", "pin"])
-        || lower.contains("密码")
-        || lower.contains("口令")
+        || spaced.contains("密码")
+        || spaced.contains("口令")
     {
         Some(SensitiveKind::Password)
     } else if word(&["secret", "token", "apikey"])
         || pair("api", "key")
         || pair("private", "key")
         || pair("access", "key")
-        || lower.contains("密钥")
-        || lower.contains("令牌")
+        || pair("secret", "key")
+        || spaced.contains("密钥")
+        || spaced.contains("令牌")
     {
         Some(SensitiveKind::ApiKey)
     } else {
         None
     }
+}
+
+/// A value that cannot be a secret even under a secret's name: empty, a path, a phrase with
+/// spaces, a date or an already redacted placeholder.
+fn not_a_secret_value(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty()
+        || v.starts_with("[REDACTED:")
+        || v.starts_with('/')
+        || v.starts_with('~')
+        || v.contains(char::is_whitespace)
+        || (v.len() == 10 && v.chars().filter(|c| *c == '-').count() == 2)
 }
 
 /// `text` with its sensitive spans replaced, and the kinds found (empty: unchanged).
@@ -425,7 +481,7 @@ fn redact_label_values(
     }
     for (key, value) in entities.iter_mut() {
         match secret_key(key) {
-            Some(kind) if !value.is_empty() && !value.starts_with("[REDACTED:") => {
+            Some(kind) if !not_a_secret_value(value) => {
                 kinds.push(kind.as_str().to_owned());
                 *value = kind.placeholder();
             }
@@ -601,6 +657,35 @@ mod tests {
         assert_eq!(entities["客户"], "李雷");
         assert_eq!(entities["shipping_address"], "12 Pine Road");
         assert_eq!(entities["max_tokens"], "512");
+        // Found by review: camelCase keys, and keys about a secret rather than holding one.
+        let mut more: std::collections::BTreeMap<String, String> = [
+            ("dbPassword", "hunter2x"),
+            ("accessToken", "abc123xyz"),
+            ("clientSecret", "s3cr3tvalue"),
+            ("token_count", "512"),
+            ("pwd", "/home/alice/project"),
+            ("pin", "Office 3B"),
+            ("password_policy", "12 chars"),
+            ("password_changed_at", "2024-11-30"),
+            ("密码策略", "至少8位"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        redact_label_values(&mut [], &mut more);
+        for k in ["dbPassword", "accessToken", "clientSecret"] {
+            assert!(more[k].starts_with("[REDACTED:"), "{k}: {}", more[k]);
+        }
+        for (k, v) in [
+            ("token_count", "512"),
+            ("pwd", "/home/alice/project"),
+            ("pin", "Office 3B"),
+            ("password_policy", "12 chars"),
+            ("password_changed_at", "2024-11-30"),
+            ("密码策略", "至少8位"),
+        ] {
+            assert_eq!(more[k], v, "{k}");
+        }
         // Already redacted values stay as they are (an update re-sending stored labels).
         assert!(redact_label_values(&mut tags, &mut entities).is_empty());
     }

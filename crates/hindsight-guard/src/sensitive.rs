@@ -93,6 +93,10 @@ enum Check {
     Luhn,
     Ssn,
     PhoneDigits,
+    /// A number named as a phone: 8-15 digits, not a date or time ("Phone: 2024-11-30 14:00").
+    NamedPhone,
+    /// A landline: bounded by no digit, letter or hyphen ("INV-0123-4567890" is not one).
+    Landline,
     /// `password is X`: X must contain a digit or symbol, so "password is required" stays.
     HasDigitOrSymbol,
     /// Both ASCII letters and digits.
@@ -217,7 +221,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // Named as an ID number, an 18- or 15-digit number is one whatever its checksum.
         d(
             IdNumber,
-            r"(?:身份证(?:号码|号|件号)?|居民身份证|证件号码?|(?i:id (?:number|no\.?)|national id))\s*(?:[:：]|是|为)?\s*(?P<v>\d{17}[\dXx]|\d{15})",
+            r"(?:身份证(?:号码|号|件号)?|居民身份证|证件号码?|(?i:\b(?:national id|id card|id (?:number|no\.?))))\s*(?:[:：]|是|为)?\s*(?P<v>\d{17}[\dXx]|\d{15})",
             DigitBounded,
         ),
         d(IdNumber, r"\d{3}-\d{2}-\d{4}", Ssn),
@@ -245,14 +249,14 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // in brackets ("(020) 7946 0958").
         d(
             Phone,
-            r"0\d{2,3}-\d{7,8}|\(0\d{1,4}\)\s?\d{3,4}[\- ]?\d{3,4}",
-            DigitBounded,
+            r"0\d{2,3}-\d{7,8}|\(0\d{2,4}\)\s?\d{3,4}[\- ]?\d{3,4}",
+            Landline,
         ),
         // Named as a phone number.
         d(
             Phone,
-            r"(?:\b(?i:phone|tel|mobile|cell)|电话|手机|座机)(?:号码|号)?\s*(?:[:：]|是|为|(?i:is|number))?\s*(?P<v>\+?\d[\d \-()]{5,18}\d)",
-            PhoneDigits,
+            r"(?:\b(?i:phone(?: number)?|telephone|tel\.?|mobile|cell)|电话|手机|座机)(?:号码|号)?\s*(?:[:：]|是|为|(?i:is|number))?\s*(?P<v>\+?\d[\d \-()]{5,18}\d)",
+            NamedPhone,
         ),
     ]
 });
@@ -338,6 +342,18 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
                 && !digits.bytes().all(|b| b == digits.as_bytes()[0])
                 && luhn_ok(&digits)
         }
+        Check::NamedPhone => {
+            let n = value.chars().filter(char::is_ascii_digit).count();
+            digit_bounded() && (8..=15).contains(&n) && !DATE_LIKE.is_match(value)
+        }
+        Check::Landline => {
+            let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-');
+            // "021-20241130" is a batch and a date, not a Shanghai number.
+            let dated = value
+                .split_once('-')
+                .is_some_and(|(_, rest)| COMPACT_DATE.is_match(rest));
+            !edge(prev_char(text, start)) && !edge(next_char(text, end)) && !dated
+        }
         Check::PhoneDigits => {
             let n = value.chars().filter(char::is_ascii_digit).count();
             digit_bounded() && (8..=15).contains(&n)
@@ -359,6 +375,14 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
         Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
     }
 }
+
+/// A date or a time at the start of a value ("2024-11-30", "2024 11 30", "10:00").
+static DATE_LIKE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:(?:19|20)\d{2}[\- ./]\d{1,2}[\- ./]\d{1,2}|\d{1,2}:\d{2})"));
+
+/// Eight digits that read as a date (YYYYMMDD).
+static COMPACT_DATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])$"));
 
 /// The shape of a rule about passwords rather than a password: a count with its unit ("6位",
 /// "8个字符", "90天") or words of length and frequency.
@@ -597,6 +621,20 @@ mod tests {
         assert!(kinds("Booked the hotel 12345678 nights? no: hotel room 1204.").is_empty());
         assert!(kinds("Release 2024-11-30 ships build 0123").is_empty());
         assert!(kinds("The secret ingredient is cardamom.").is_empty());
+        // Found by review: invoice and batch numbers, dates after "phone", an ID-like order number.
+        for t in [
+            "INV-0123-4567890 was paid on Monday.",
+            "Batch 021-20241130 passed QA.",
+            "Phone: 2024-11-30 14:00 call with the vendor.",
+            "电话 2024-11-30 10:00-12:00 回访客户",
+            "The valid number 110101199003071234 is a test fixture.",
+            "steps (01) 2000-3000 rpm",
+        ] {
+            assert!(kinds(t).is_empty(), "{t:?}: {:?}", kinds(t));
+        }
+        assert_eq!(kinds("My phone number is 07700 900123"), ["phone"]);
+        assert_eq!(kinds("Tel. 0207 946 0958"), ["phone"]);
+        assert_eq!(kinds("telephone 020 7946 0958"), ["phone"]);
     }
 
     #[test]

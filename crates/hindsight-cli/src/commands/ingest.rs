@@ -112,14 +112,19 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 } else {
                     stored += 1
                 }
-                let quarantine = o.status == Status::Quarantined;
-                if quarantine {
+                let quarantine = o.status == Status::Quarantined && !o.deduplicated;
+                if o.status == Status::Quarantined && o.deduplicated {
+                    eprintln!(
+                        "{label}:{line_no}: already held in quarantine as {} (same text and source)",
+                        o.id
+                    );
+                } else if quarantine {
                     quarantined += 1;
                     eprintln!(
                         "{label}:{line_no}: quarantined by the write guard as {} (not searchable; see `hindsight quarantine list`)",
                         o.id
                     );
-                } else if o.guard == "redact" {
+                } else if o.guard == "redact" && !o.deduplicated {
                     redacted += 1;
                 }
                 LineResult {
@@ -157,7 +162,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     engine.store().flush().await?;
     let summary = format!(
         "stored {stored} ({} active{}, {quarantined} quarantined by the write guard), deduplicated {deduped}, failed {failed}",
-        stored - quarantined,
+        stored.saturating_sub(quarantined),
         if redacted > 0 {
             format!(" of which {redacted} with secrets redacted")
         } else {

@@ -88,7 +88,13 @@ pub async fn run(cli: &Cli, cmd: &QuarantineCommand) -> Result<ExitCode> {
             };
             if cli.json {
                 super::print_json(&items)?;
-            } else if items.is_empty() {
+                if !more.is_empty() {
+                    eprintln!(
+                        "more quarantined memories wait in {} (raise --limit)",
+                        more.join(", ")
+                    );
+                }
+            } else if items.is_empty() && more.is_empty() {
                 println!("no quarantined memories in {scope}");
             } else {
                 for q in &items {

@@ -166,6 +166,48 @@ async fn contradiction_supersedes_but_keeps_the_old_memory() {
 }
 
 #[tokio::test]
+async fn revert_retires_the_version_in_force_at_the_end_of_the_chain() {
+    let (engine, emb) = setup().await;
+    emb.set("The user likes coffee", &e0());
+    emb.set("The user switched to tea", &at_cos(0.8));
+    emb.set("The user switched to juice", &at_cos(0.8));
+    let a = engine
+        .store_memory(mem("The user likes coffee"), now())
+        .await
+        .unwrap();
+    let b = engine
+        .store_memory(mem("The user switched to tea"), now())
+        .await
+        .unwrap();
+    let c = engine
+        .store_memory(mem("The user switched to juice"), now())
+        .await
+        .unwrap();
+    assert_eq!(c.superseded, vec![b.id.clone()]);
+    engine.revert(&ns(), &a.id).await.unwrap();
+    let status = |id: &MemoryId| {
+        let engine = &engine;
+        let id = id.clone();
+        async move {
+            engine
+                .store()
+                .get(&ns(), &id)
+                .await
+                .unwrap()
+                .unwrap()
+                .status
+        }
+    };
+    assert_eq!(status(&a.id).await, Status::Active);
+    assert_eq!(status(&b.id).await, Status::Superseded);
+    assert_eq!(
+        status(&c.id).await,
+        Status::Superseded,
+        "the version in force is retired"
+    );
+}
+
+#[tokio::test]
 async fn supplement_keeps_both_active() {
     let (engine, emb) = setup().await;
     emb.set("The user likes coffee", &e0());
