@@ -733,7 +733,8 @@ impl Engine {
             .ok_or_else(|| embed_err("embedder returned no vector"))
     }
 
-    /// A quarantined memory with the very same content, context, kind and source as `new`.
+    /// A quarantined memory with the very same content, context, kind, source, tags and entities
+    /// as `new` (among the 10 nearest quarantined vectors).
     async fn held_copy(
         &self,
         new: &NewMemory,
@@ -746,7 +747,7 @@ impl Engine {
         };
         let near = self
             .store
-            .vector_search(&new.namespace, vector, 3, &filter)
+            .vector_search(&new.namespace, vector, 10, &filter)
             .await?;
         let ids: Vec<MemoryId> = near
             .iter()
@@ -767,6 +768,8 @@ impl Engine {
                     && m.context == new.context
                     && m.kind == stored_kind(new)
                     && m.source == new.source
+                    && m.tags == new.tags
+                    && m.entities == new.entities
             })
             .map(|m| m.id))
     }
