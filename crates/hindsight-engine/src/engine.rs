@@ -1379,19 +1379,10 @@ impl Engine {
                 format!("memory {id} was discarded from quarantine by an operator and stays out"),
             ));
         }
-        let restored = self
-            .store
-            .set_status(
-                ns,
-                id,
-                Status::Active,
-                Some(&format!("reverted from {}", m.status)),
-                None,
-            )
-            .await?;
         // Undoing a supersession retires the version now in force (the end of the chain of
         // `superseded_by` links: A -> B -> C retires C), so two contradicting versions are not
         // both active; it stays superseded and revertible in turn.
+        let mut in_force = None;
         if m.status == Status::Superseded {
             let mut next = m.superseded_by.clone();
             let mut seen = std::collections::HashSet::from([id.clone()]);
@@ -1403,22 +1394,31 @@ impl Engine {
                     break;
                 };
                 match n.status {
-                    Status::Active => {
-                        self.store
-                            .set_status(
-                                ns,
-                                &newer,
-                                Status::Superseded,
-                                Some(&format!("{id} was restored by revert")),
-                                Some(id),
-                            )
-                            .await?;
-                        info!(namespace = %ns, %id, %newer, "revert retired the version in force");
-                    }
+                    Status::Active => in_force = Some(newer),
                     Status::Superseded => next = n.superseded_by,
                     _ => {}
                 }
             }
+        }
+        let reason = match &in_force {
+            Some(newer) => format!("reverted from {}; {newer} retired", m.status),
+            None => format!("reverted from {}", m.status),
+        };
+        let restored = self
+            .store
+            .set_status(ns, id, Status::Active, Some(&reason), None)
+            .await?;
+        if let Some(newer) = &in_force {
+            self.store
+                .set_status(
+                    ns,
+                    newer,
+                    Status::Superseded,
+                    Some(&format!("{id} was restored by revert")),
+                    Some(id),
+                )
+                .await?;
+            info!(namespace = %ns, %id, %newer, "revert retired the version in force");
         }
         info!(namespace = %ns, %id, "reverted memory to active");
         Ok(restored)

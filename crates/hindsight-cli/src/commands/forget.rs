@@ -58,7 +58,10 @@ pub async fn revert(cli: &Cli, a: &RevertArgs) -> Result<ExitCode> {
     if cli.json {
         super::print_json(&m)?
     } else {
-        println!("{} is {} again", m.id, m.status)
+        match &m.status_reason {
+            Some(r) => println!("{} is {} again ({r})", m.id, m.status),
+            None => println!("{} is {} again", m.id, m.status),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -184,7 +184,11 @@ async fn revert_retires_the_version_in_force_at_the_end_of_the_chain() {
         .await
         .unwrap();
     assert_eq!(c.superseded, vec![b.id.clone()]);
-    engine.revert(&ns(), &a.id).await.unwrap();
+    let restored = engine.revert(&ns(), &a.id).await.unwrap();
+    assert_eq!(
+        restored.status_reason.as_deref(),
+        Some(format!("reverted from superseded; {} retired", c.id).as_str())
+    );
     let status = |id: &MemoryId| {
         let engine = &engine;
         let id = id.clone();
