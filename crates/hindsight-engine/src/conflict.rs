@@ -56,7 +56,7 @@ fn other_named_values(old: &str, new: &str) -> bool {
             .filter(|w| VALUE_WORDS.contains(&w.as_str()))
             .collect();
         if t.chars().any(is_cjk) {
-            v.extend(cjk_skeleton(t).0);
+            v.extend(cjk_values(t));
         }
         v
     };
@@ -271,13 +271,12 @@ fn is_cjk(c: char) -> bool {
     ('\u{4e00}'..='\u{9fff}').contains(&c)
 }
 
-/// For text with Chinese in it, where words are not separated: the values (runs of digits or
-/// Chinese numerals, a weekday's 周/星期/礼拜 kept with its numeral: "周二", "三") and the
-/// character bigrams of everything else.
-fn cjk_skeleton(s: &str) -> (Vec<String>, Vec<(char, char)>) {
+/// For text with Chinese in it, where words are not separated: its values, runs of digits or
+/// Chinese numerals, a weekday's 周/星期/礼拜 kept with its numeral ("周二", "三").
+fn cjk_values(s: &str) -> Vec<String> {
     let chars: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
     let numeral = |c: char| c.is_ascii_digit() || CJK_NUMERALS.contains(c);
-    let (mut values, mut rest) = (Vec::new(), Vec::new());
+    let mut values = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let weekday = |j: usize| {
@@ -298,19 +297,16 @@ fn cjk_skeleton(s: &str) -> (Vec<String>, Vec<(char, char)>) {
             }
             values.push(chars[start..i].iter().collect());
         } else {
-            rest.push(chars[i]);
             i += 1;
         }
     }
-    let bigrams = rest.windows(2).map(|w| (w[0], w[1])).collect();
-    (values, bigrams)
+    values
 }
 
 impl ConflictJudge for RuleJudge {
     fn judge(&self, existing: &Memory, new_content: &str, _similarity: f32) -> ConflictDecision {
         let old = existing.content.as_str();
-        let new_lower = new_content.to_lowercase();
-        if CHANGE_CUES.iter().any(|c| new_lower.contains(c)) {
+        if has_change_cue(new_content) {
             return ConflictDecision::Contradict;
         }
         if has_negation(old) != has_negation(new_content) {
@@ -495,10 +491,11 @@ mod tests {
 
     #[test]
     fn chinese_values_are_read_in_place() {
-        let (v, _) = cjk_skeleton("周会在星期二下午3点，周末不开");
-        assert_eq!(v, ["星期二", "3", "周末"]);
-        let (v, _) = cjk_skeleton("周会不变");
-        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(
+            cjk_values("周会在星期二下午3点，周末不开"),
+            ["星期二", "3", "周末"]
+        );
+        assert!(cjk_values("周会不变").is_empty());
     }
 
     #[test]

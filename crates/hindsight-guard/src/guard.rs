@@ -495,22 +495,11 @@ fn redact_label_values(
 
 /// `content` and `context` with their sensitive spans replaced, or `None` when neither has any.
 fn redact_texts(content: &str, context: &str) -> Option<RedactedTexts> {
-    let (a, b) = (find_sensitive(content), find_sensitive(context));
-    if a.is_empty() && b.is_empty() {
-        return None;
-    }
-    Some(RedactedTexts {
-        content: if a.is_empty() {
-            content.to_owned()
-        } else {
-            redact(content, &a)
-        },
-        context: if b.is_empty() {
-            context.to_owned()
-        } else {
-            redact(context, &b)
-        },
-    })
+    let (mut content, mut context, mut kinds) =
+        (content.to_owned(), context.to_owned(), Vec::new());
+    redact_one(&mut content, &mut kinds);
+    redact_one(&mut context, &mut kinds);
+    (!kinds.is_empty()).then_some(RedactedTexts { content, context })
 }
 
 #[cfg(test)]

@@ -343,8 +343,7 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
                 && luhn_ok(&digits)
         }
         Check::NamedPhone => {
-            let n = value.chars().filter(char::is_ascii_digit).count();
-            digit_bounded() && (8..=15).contains(&n) && !DATE_LIKE.is_match(value)
+            passes(Check::PhoneDigits, text, start, end, value) && !DATE_LIKE.is_match(value)
         }
         Check::Landline => {
             let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-');
