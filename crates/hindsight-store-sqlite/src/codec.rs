@@ -110,6 +110,17 @@ pub(crate) fn memories_from_json(json: &str) -> Result<Vec<Memory>> {
     rows.iter().map(|r| memory_from(&JsonRow(r))).collect()
 }
 
+/// `(id, access_count, last_accessed_at)` of a row returned by `RETURNING id, access_count,
+/// last_accessed_at` (what `record_access` changed), decoded as [`memory_from_row`] does.
+pub(crate) fn access_from_row(row: &SqliteRow) -> Result<(String, u64, DateTime<Utc>)> {
+    let count = row.int("access_count")?;
+    Ok((
+        row.text("id")?,
+        u64::try_from(count).map_err(|e| corrupt("access_count", e))?,
+        from_nanos(row.int("last_accessed_at")?),
+    ))
+}
+
 /// Named column access over a row in either form the store reads.
 trait Fields {
     fn text(&self, column: &str) -> Result<String>;

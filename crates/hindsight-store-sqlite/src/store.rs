@@ -19,7 +19,7 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
 use crate::cache::{Lookup, ROW_CACHE_CAPACITY, RowCache};
 use crate::codec::{
-    MEMORY_COLUMNS, db_err, decode_vector, encode_vector, entities_json, from_nanos,
+    MEMORY_COLUMNS, access_from_row, db_err, decode_vector, encode_vector, entities_json,
     memories_from_json, memories_json_sql, memory_from_row, row_key, tags_json, to_nanos,
 };
 use crate::state::{RowMeta, State};
@@ -961,13 +961,14 @@ impl Store for SqliteStore {
                 sep.push_bind(id.as_str().to_owned());
             }
             qb.push(") RETURNING id, access_count, last_accessed_at");
-            let mut returned = Vec::with_capacity(chunk.len());
-            for row in qb.build().fetch_all(&self.pool).await.map_err(db_err)? {
-                let id: String = row.try_get("id").map_err(db_err)?;
-                let count: i64 = row.try_get("access_count").map_err(db_err)?;
-                let last: i64 = row.try_get("last_accessed_at").map_err(db_err)?;
-                returned.push((id, u64::try_from(count).unwrap_or(0), from_nanos(last)));
-            }
+            let returned = qb
+                .build()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db_err)?
+                .iter()
+                .map(access_from_row)
+                .collect::<Result<Vec<_>>>()?;
             // The new counts are known: cached copies take them instead of being dropped (a
             // search records access on its hits, which would otherwise empty the cache of exactly
             // the rows searches keep asking for).
