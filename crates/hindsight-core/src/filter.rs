@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::memory::{Memory, MemoryKind, Namespace, Outcome, Status, TaskType};
+use crate::memory::{Memory, MemoryId, MemoryKind, Namespace, Outcome, Status, TaskType};
 use crate::store::{PathHit, PathHits};
 
 /// Half-open time interval `[start, end)`.
@@ -121,53 +121,71 @@ impl StructuredQuery {
         candidates: impl IntoIterator<Item = Memory>,
         k: usize,
     ) -> PathHits {
-        let mut scored: Vec<(f32, Memory)> = candidates
-            .into_iter()
-            .filter(|m| m.namespace == *ns && filter.matches(m))
-            .map(|m| (self.score(&m), m))
-            .filter(|(s, _)| *s > 0.0)
-            .collect();
-        scored.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then(b.1.created_at.cmp(&a.1.created_at))
-                .then(a.1.id.cmp(&b.1.id))
-        });
+        Self::top_k(
+            candidates
+                .into_iter()
+                .filter(|m| m.namespace == *ns && filter.matches(m))
+                .map(|m| (self.score(&m), m.created_at, m.id)),
+            k,
+        )
+    }
+
+    /// The ordering of [`StructuredQuery::rank`] over already scored candidates
+    /// `(score, created_at, id)`, for a backend that scores from its own copy of the fields
+    /// [`StructuredQuery::score_fields`] reads: those scoring above 0, best first (ties: newer
+    /// first, then id ascending), at most `k`.
+    pub fn top_k(
+        scored: impl IntoIterator<Item = (f32, DateTime<Utc>, MemoryId)>,
+        k: usize,
+    ) -> PathHits {
+        let mut scored: Vec<(f32, DateTime<Utc>, MemoryId)> =
+            scored.into_iter().filter(|(s, _, _)| *s > 0.0).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         scored.truncate(k);
         scored
             .into_iter()
-            .map(|(score, m)| PathHit { id: m.id, score })
+            .map(|(score, _, id)| PathHit { id, score })
             .collect()
     }
 
     /// Score of a memory against the signals; 0 when nothing matches. Pure, shared by all backends:
     /// a backend fetches candidates however it likes and ranks them with this function.
     pub fn score(&self, m: &Memory) -> f32 {
+        self.score_fields(m.kind, m.created_at, &m.tags, &m.entities)
+    }
+
+    /// [`StructuredQuery::score`] over the only fields it reads, for backends that keep them
+    /// outside a [`Memory`].
+    pub fn score_fields(
+        &self,
+        kind: MemoryKind,
+        created_at: DateTime<Utc>,
+        tags: &[String],
+        entities: &BTreeMap<String, String>,
+    ) -> f32 {
         let mut s = 0.0;
         let mut entity_hits = 0usize;
         for ident in &self.identifiers {
-            if m.entities.values().any(|v| v.eq_ignore_ascii_case(ident)) {
+            if entities.values().any(|v| v.eq_ignore_ascii_case(ident)) {
                 entity_hits += 1;
             }
         }
         for (k, v) in &self.entities {
-            if m.entities
-                .get(k)
-                .is_some_and(|mv| mv.eq_ignore_ascii_case(v))
-            {
+            if entities.get(k).is_some_and(|mv| mv.eq_ignore_ascii_case(v)) {
                 entity_hits += 1;
             }
         }
         s += weights::ENTITY * entity_hits as f32;
-        if self.time_range.is_some_and(|r| r.contains(m.created_at)) {
+        if self.time_range.is_some_and(|r| r.contains(created_at)) {
             s += weights::TIME;
         }
         s += weights::TAG
             * self
                 .tags
                 .iter()
-                .filter(|t| m.tags.iter().any(|mt| mt.eq_ignore_ascii_case(t)))
+                .filter(|t| tags.iter().any(|mt| mt.eq_ignore_ascii_case(t)))
                 .count() as f32;
-        if self.kinds.contains(&m.kind) {
+        if self.kinds.contains(&kind) {
             s += weights::KIND;
         }
         s

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hindsight_core::{
     ErrorKind, Filter, MemoryId, MemoryKind, MemoryPatch, Outcome, Source, Status, StoreStats,
-    TaskType,
+    StructuredQuery, TaskType,
 };
 
 use crate::fixture::*;
@@ -611,6 +611,60 @@ pub async fn update_applies_patch(factory: &dyn StoreFactory) {
         "{}: get after update",
         s.backend_name()
     );
+    // The structured path scores the patched labels and kind, never the old ones.
+    flush(s).await;
+    let structured = |q: StructuredQuery| async move {
+        let hits = ok(
+            s,
+            "structured_search",
+            s.structured_search(&ns("ns-a"), &q, 10, &Filter::default())
+                .await,
+        );
+        ids(&hits)
+    };
+    let by_entity = |k: &str, v: &str| StructuredQuery {
+        entities: BTreeMap::from([(k.to_owned(), v.to_owned())]),
+        ..StructuredQuery::default()
+    };
+    for (label, q, want) in [
+        ("the new entity", by_entity("country", "de"), vec!["target"]),
+        (
+            "the changed value's new case",
+            by_entity("city", "BERLIN"),
+            vec!["target"],
+        ),
+        (
+            "the new tag",
+            StructuredQuery {
+                tags: vec!["Europe".into()],
+                ..StructuredQuery::default()
+            },
+            vec!["target"],
+        ),
+        (
+            "the old kind",
+            StructuredQuery {
+                kinds: vec![MemoryKind::Episodic],
+                ..StructuredQuery::default()
+            },
+            vec![],
+        ),
+        (
+            "the new kind (newest first)",
+            StructuredQuery {
+                kinds: vec![MemoryKind::Semantic],
+                ..StructuredQuery::default()
+            },
+            vec!["target", "other"],
+        ),
+    ] {
+        assert_eq!(
+            structured(q).await,
+            id_list(&want),
+            "{}: structured search for {label} after a metadata-only update",
+            s.backend_name()
+        );
+    }
     let v = ok(s, "get_vector", s.get_vector(&a, &target.id).await).unwrap_or_default();
     assert_vec_close(
         s,
