@@ -4,7 +4,8 @@
 //! - `rules`: any Rule/Reject-severity rule hit.
 //! - `classifier-embedding`: the embedding-only head at its validated, trust-scaled threshold
 //!   (only with embeddings).
-//! - `classifier-lexical`: the lexical-only head (the no-embedding fallback) without rule override.
+//! - `classifier-lexical`: the lexical-only head without rule override.
+//! - `classifier-ngram`: the n-gram head alone at its validated threshold, without rule override.
 //! - `combined`: the guard's actual policy (quarantine or reject) with the embeddings given.
 //! - `combined-no-embedding`: the policy when the caller has no embedding (only reported when
 //!   embeddings were given, to show the fallback).
@@ -194,6 +195,7 @@ pub fn evaluate(
     let mut rules = Tally::default();
     let mut cls_emb = Tally::default();
     let mut cls_lex = Tally::default();
+    let mut cls_ngram = Tally::default();
     let mut combined = Tally::default();
     let mut combined_noemb = Tally::default();
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
@@ -205,14 +207,16 @@ pub fn evaluate(
         let a = Analysis::of(&r.text);
         rules.add(r, a.rule_flagged());
         if let Some(e) = emb {
-            let (p, head) = clf.probability(HeadKind::Embedding, Some(e), &a.lexical);
+            let (p, head) = clf.probability(HeadKind::Embedding, Some(e), &a.lexical, &a.ngrams);
             cls_emb.add(
                 r,
                 head == HeadKind::Embedding && p >= guard.threshold(HeadKind::Embedding, r.source),
             );
         }
-        let (p, _) = clf.probability(HeadKind::Lexical, None, &a.lexical);
+        let (p, _) = clf.probability(HeadKind::Lexical, None, &a.lexical, &a.ngrams);
         cls_lex.add(r, p >= guard.threshold(HeadKind::Lexical, r.source));
+        let (p, _) = clf.probability(HeadKind::Ngram, None, &a.lexical, &a.ngrams);
+        cls_ngram.add(r, p >= guard.threshold(HeadKind::Ngram, r.source));
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
         if v.verdict.is_flagged() != r.is_attack() {
@@ -255,6 +259,7 @@ pub fn evaluate(
         detectors.push(cls_emb.report("classifier-embedding"));
     }
     detectors.push(cls_lex.report("classifier-lexical"));
+    detectors.push(cls_ngram.report("classifier-ngram"));
     detectors.push(combined.report("combined"));
     if embeddings.is_some() {
         detectors.push(combined_noemb.report("combined-no-embedding"));
@@ -263,12 +268,21 @@ pub fn evaluate(
     splits.sort();
     splits.dedup();
     let thresholds = [
-        ("full", clf.full.threshold),
-        ("lexical", clf.lexical.threshold),
-        ("embedding", clf.embedding.threshold),
+        HeadKind::FullNgram,
+        HeadKind::LexicalNgram,
+        HeadKind::Full,
+        HeadKind::Lexical,
+        HeadKind::Embedding,
+        HeadKind::Ngram,
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_owned(), guard.config().threshold_override.unwrap_or(v)))
+    .map(|k| {
+        let t = guard
+            .config()
+            .threshold_override
+            .unwrap_or(clf.validated(k).threshold);
+        (k.as_str().to_owned(), t)
+    })
     .collect();
     Ok(GuardEvalReport {
         split: splits.join("+"),

@@ -8,12 +8,14 @@
 //!    [`Category`]s over aggressively normalised text ([`normalize_aggressive`]: full-width,
 //!    case, zero-width characters, spaced letters, separators inside words, leetspeak, homoglyphs),
 //!    with offsets mapped back to the original text.
-//! 2. **Classifier** ([`Classifier`]): logistic regression over the MiniLM sentence embedding plus
-//!    lexical features ([`LEXICAL_FEATURES`]: rule hits, imperative cues, markers, counts). The
-//!    committed model (`model/classifier.json`) is trained by [`train_on_corpus`] on the train
-//!    splits of the generated corpus and the hand-written development set
-//!    (`datasets/injection-dev`), with thresholds chosen on their validation splits. Without an
-//!    embedding the lexical-only head decides.
+//! 2. **Classifier** ([`Classifier`]): logistic-regression heads over the MiniLM sentence
+//!    embedding plus lexical features ([`LEXICAL_FEATURES`]: rule hits, imperative cues, markers,
+//!    counts), and over TF-IDF of hashed word and character n-grams of the normalised text
+//!    (`ngram`). The guard decides with the mean logit of the two ([`HeadKind::FullNgram`]);
+//!    without an embedding, of the lexical-only head and the n-gram head. The committed model
+//!    (`model/classifier.json`) is trained by [`train_on_corpus`] on the train splits of the
+//!    generated corpus and the hand-written development set (`datasets/injection-dev`), with
+//!    thresholds chosen on their validation splits.
 //!
 //! Sensitive data (API keys, tokens, passwords, emails, phones, ID numbers, credit cards) is found
 //! by [`find_sensitive`] and replaced by [`redact`] with `[REDACTED:kind]`.
@@ -36,13 +38,14 @@ mod error;
 mod eval;
 mod features;
 mod guard;
+mod ngram;
 mod normalize;
 mod rules;
 mod sensitive;
 
 pub use classifier::{
-    Classifier, DEFAULT_MODEL_JSON, Example, Head, HeadKind, TrainOptions, TrainingInfo,
-    choose_threshold, train, train_on_corpus,
+    Classifier, DEFAULT_MODEL_JSON, Example, Head, HeadKind, NgramHead, TrainOptions, TrainingInfo,
+    Validated, choose_threshold, train, train_on_corpus,
 };
 pub use error::GuardError;
 pub use eval::{DetectorReport, GuardEvalReport, Mistake, Rate, RedactionReport, evaluate, wilson};

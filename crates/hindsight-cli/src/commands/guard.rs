@@ -9,7 +9,9 @@ use anyhow::{Context, Result, bail};
 use hindsight_core::Source;
 use hindsight_embed::Embedder;
 use hindsight_guard::corpus::{Split, corpus_summary, generate_corpus, load_corpus, write_corpus};
-use hindsight_guard::{Classifier, Guard, GuardConfig, TrainOptions, evaluate, train_on_corpus};
+use hindsight_guard::{
+    Classifier, Guard, GuardConfig, HeadKind, TrainOptions, evaluate, train_on_corpus,
+};
 
 use crate::Cli;
 
@@ -242,19 +244,24 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             }
             std::fs::write(out, model.to_json()?)
                 .with_context(|| format!("writing {}", out.display()))?;
-            println!(
-                "{}: thresholds full {:.4} (val TPR {:.3}, FPR {:.4}), lexical {:.4} (val TPR {:.3}, FPR {:.4}), embedding {:.4} (val TPR {:.3}, FPR {:.4})",
-                out.display(),
-                model.full.threshold,
-                model.full.validation_tpr,
-                model.full.validation_fpr,
-                model.lexical.threshold,
-                model.lexical.validation_tpr,
-                model.lexical.validation_fpr,
-                model.embedding.threshold,
-                model.embedding.validation_tpr,
-                model.embedding.validation_fpr,
-            );
+            println!("{}: validated thresholds", out.display());
+            for kind in [
+                HeadKind::FullNgram,
+                HeadKind::LexicalNgram,
+                HeadKind::Full,
+                HeadKind::Lexical,
+                HeadKind::Embedding,
+                HeadKind::Ngram,
+            ] {
+                let v = model.validated(kind);
+                println!(
+                    "  {:<14} {:.4} (validation TPR {:.3}, FPR {:.4})",
+                    kind.as_str(),
+                    v.threshold,
+                    v.validation_tpr,
+                    v.validation_fpr
+                );
+            }
         }
         GuardCommand::Eval {
             corpus,
