@@ -12,7 +12,7 @@ use hindsight_embed::{Embedder, Embedders};
 use hindsight_engine::{EngineBuilder, RuleConsensus};
 use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
-use hindsight_guard::{Guard, GuardEvalReport, evaluate};
+use hindsight_guard::{Guard, GuardEvalReport, HeadKind, evaluate};
 use hindsight_harness::{PoisonOptions, evaluate_poisoning};
 
 use crate::backend::{BackendUrl, open_store};
@@ -44,9 +44,10 @@ pub fn catch_report(r: &GuardEvalReport) -> Option<GuardCatchReport> {
         detector: d.detector.clone(),
         records: r.records,
         embedding_model: r.embedding_model.clone(),
+        // The threshold of the head the guard decides with when given an embedding.
         threshold: r
             .thresholds
-            .get("full")
+            .get(HeadKind::FullNgram.as_str())
             .or_else(|| r.thresholds.values().next())
             .map(|t| f64::from(*t)),
         tpr: rate(&d.catch_rate),
