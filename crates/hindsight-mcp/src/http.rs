@@ -123,12 +123,17 @@ fn json_error(status: StatusCode, error: &str, message: &str) -> Response {
         .into_response()
 }
 
+/// A 401 with `WWW-Authenticate`, and `Connection: close`: the request's body was never read, so
+/// the server drops the connection after the response, and a client told so does not send its next
+/// request down it (the official Python SDK's client did, and got "server disconnected" now and then).
 fn unauthorized(why: &str) -> Response {
     let mut resp = json_error(StatusCode::UNAUTHORIZED, "unauthorized", why);
     resp.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"hindsight\""),
     );
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp
 }
 

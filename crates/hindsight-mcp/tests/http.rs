@@ -136,6 +136,28 @@ async fn http_round_trip_auth_tools_errors_and_shutdown() {
         "clientInfo": {"name": "test", "version": "0"}}});
     assert_eq!(h.rpc(None, init.clone()).await.0, 401);
     assert_eq!(h.rpc(Some("nope"), init.clone()).await.0, 401);
+    // A rejected request's body is never read: the 401 says the connection closes, so a client
+    // does not reuse it for its next request.
+    let resp = h
+        .http
+        .post(&h.url)
+        .header("Content-Type", "application/json")
+        .json(&init)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status().as_u16(), 401);
+    assert_eq!(
+        resp.headers()
+            .get("connection")
+            .and_then(|v| v.to_str().ok()),
+        Some("close")
+    );
+    assert!(
+        resp.headers()
+            .get("www-authenticate")
+            .is_some_and(|v| v.as_bytes().starts_with(b"Bearer"))
+    );
     let (status, v) = h.rpc(Some("tok-a"), init).await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["result"]["serverInfo"]["name"], "hindsight");
