@@ -46,8 +46,10 @@ pub enum HeadKind {
     Embedding,
     Ngram,
     /// Mean logit of `full` and `ngram`: what the guard decides with given an embedding.
+    #[serde(rename = "full+ngram")]
     FullNgram,
     /// Mean logit of `lexical` and `ngram`: the guard's fallback without an embedding.
+    #[serde(rename = "lexical+ngram")]
     LexicalNgram,
 }
 
@@ -153,6 +155,17 @@ impl Classifier {
 
     /// Parses and validates a model file (dimensions and feature names must agree with this build).
     pub fn from_json(json: &str) -> Result<Classifier, GuardError> {
+        #[derive(Deserialize)]
+        struct Version {
+            version: u32,
+        }
+        if let Ok(Version { version }) = serde_json::from_str::<Version>(json)
+            && version < 2
+        {
+            return Err(GuardError::Invalid(format!(
+                "classifier JSON: version {version} has no n-gram head, which this build decides with; retrain with `hindsight guard train`"
+            )));
+        }
         let c: Classifier = serde_json::from_str(json)
             .map_err(|e| GuardError::Invalid(format!("classifier JSON: {e}")))?;
         let names: Vec<&str> = c.lexical_features.iter().map(String::as_str).collect();
@@ -650,6 +663,19 @@ fn round6(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_1_model_is_refused_with_a_retrain_hint() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(DEFAULT_MODEL_JSON).expect("committed model parses");
+        v["version"] = 1.into();
+        let err = Classifier::from_json(&v.to_string()).expect_err("version 1 refused");
+        assert!(err.to_string().contains("retrain"), "{err}");
+        assert_eq!(
+            serde_json::to_string(&HeadKind::FullNgram).expect("serialises"),
+            "\"full+ngram\""
+        );
+    }
 
     #[test]
     fn threshold_respects_target_fpr() {

@@ -25,7 +25,9 @@ pub struct GuardConfig {
     pub threshold_override: Option<f32>,
     /// Quarantine on any Rule-severity hit, whatever the classifier says. Default true: the rules
     /// keep their precision on templates the classifier never saw (on held-out templates the
-    /// classifier alone did not transfer); with false, rule hits are only classifier features.
+    /// classifier alone did not transfer); with false, rule hits are only classifier features. The
+    /// ensembles' validated thresholds assume true: they were chosen counting rule hits as flagged,
+    /// so with false their recorded validation rates overstate what the guard catches.
     pub rule_hits_flag: bool,
     /// Let the classifier's full head use the write's embedding. Default true; switch it off when
     /// the engine embeds with another model than the classifier was trained on (its
@@ -112,7 +114,7 @@ pub struct Verdict {
     pub redacted: Option<String>,
     pub matches: Vec<Match>,
     pub reason: String,
-    /// The head that scored (`full` with an embedding, else `lexical`).
+    /// The head that scored (`full+ngram` with an embedding, else `lexical+ngram`).
     pub head: HeadKind,
     /// The trust-scaled threshold the score was compared with.
     pub threshold: f32,
@@ -212,7 +214,7 @@ impl Guard {
     }
 
     /// Scans one text. `embedding` is the L2-normalised sentence embedding of exactly this text
-    /// (MiniLM, 384-d); without it (or with another dimension) the lexical-only head decides.
+    /// (MiniLM, 384-d); without it (or with another dimension) the lexical and n-gram heads decide.
     pub fn scan(&self, text: &str, source: Source, embedding: Option<&[f32]>) -> Verdict {
         let a = Analysis::of(text);
         self.decide(text, &a, source, embedding)
