@@ -54,6 +54,16 @@ pub enum HeadKind {
 }
 
 impl HeadKind {
+    /// Every head, the two the guard decides with first (the order reports list them in).
+    pub const ALL: [HeadKind; 6] = [
+        HeadKind::FullNgram,
+        HeadKind::LexicalNgram,
+        HeadKind::Full,
+        HeadKind::Lexical,
+        HeadKind::Embedding,
+        HeadKind::Ngram,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             HeadKind::Full => "full",
@@ -244,7 +254,10 @@ impl Classifier {
         let lex = self.standardise(lexical);
         let z_full = |e: &[f32]| dense_z(&self.full, &[e, &lex]);
         let z_lex = || dense_z(&self.lexical, &[&lex]);
-        let z_ngram = || sparse_z(&self.ngram.head, &tfidf(ngrams, &self.ngram.idf));
+        let z_ngram = || {
+            let h = &self.ngram.head;
+            h.bias + tfidf(ngrams, &self.ngram.idf).dot(&h.weights)
+        };
         match (kind, emb) {
             (HeadKind::Full, Some(e)) => (sigmoid(z_full(e)), HeadKind::Full),
             (HeadKind::Full | HeadKind::Lexical, _) => (sigmoid(z_lex()), HeadKind::Lexical),
@@ -271,15 +284,6 @@ fn dense_z(h: &Head, parts: &[&[f32]]) -> f32 {
             .flat_map(|p| p.iter())
             .zip(&h.weights)
             .map(|(x, w)| x * w)
-            .sum::<f32>()
-}
-
-/// `w·x + b` over a sparse row.
-fn sparse_z(h: &Head, row: &[(u32, f32)]) -> f32 {
-    h.bias
-        + row
-            .iter()
-            .filter_map(|&(j, x)| h.weights.get(j as usize).map(|w| w * x))
             .sum::<f32>()
 }
 
@@ -330,7 +334,7 @@ pub struct Example<'a> {
     pub ngrams: SparseRow,
 }
 
-/// A training row: dense features or a sparse n-gram row.
+/// A feature row, dense or a sparse n-gram row: what training fits and scoring multiplies.
 trait Row {
     fn dot(&self, w: &[f32]) -> f32;
     fn add_scaled(&self, g: f32, grad: &mut [f32]);

@@ -267,23 +267,10 @@ pub fn evaluate(
     let mut splits: Vec<&str> = records.iter().map(|r| r.split.as_str()).collect();
     splits.sort();
     splits.dedup();
-    let thresholds = [
-        HeadKind::FullNgram,
-        HeadKind::LexicalNgram,
-        HeadKind::Full,
-        HeadKind::Lexical,
-        HeadKind::Embedding,
-        HeadKind::Ngram,
-    ]
-    .into_iter()
-    .map(|k| {
-        let t = guard
-            .config()
-            .threshold_override
-            .unwrap_or(clf.validated(k).threshold);
-        (k.as_str().to_owned(), t)
-    })
-    .collect();
+    let thresholds = HeadKind::ALL
+        .into_iter()
+        .map(|k| (k.as_str().to_owned(), guard.base_threshold(k)))
+        .collect();
     Ok(GuardEvalReport {
         split: splits.join("+"),
         records: records.len(),

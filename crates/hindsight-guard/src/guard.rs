@@ -149,7 +149,7 @@ impl Analysis {
 
     /// Any Rule- or Reject-severity hit (the rules-only detector).
     pub fn rule_flagged(&self) -> bool {
-        self.hits.iter().any(|h| h.severity >= Severity::Rule)
+        any_rule_hit(&self.hits)
     }
 
     pub fn reject_hit(&self) -> bool {
@@ -173,7 +173,13 @@ impl Analysis {
 /// Whether `text` reads as an instruction or policy aimed at the agent (any Rule/Reject-severity
 /// injection rule hit). Used by read-time consensus checks; cheap, no classifier.
 pub fn is_directive(text: &str) -> bool {
-    Analysis::of(text).rule_flagged()
+    // The rules only: a search runs this on its hits, and has no use for the sensitive spans,
+    // lexical features and n-grams a full [`Analysis`] computes.
+    any_rule_hit(&RuleSet::get().scan(&normalize_aggressive(text)))
+}
+
+fn any_rule_hit(hits: &[RuleHit]) -> bool {
+    hits.iter().any(|h| h.severity >= Severity::Rule)
 }
 
 /// The write guard (see the crate docs).
@@ -204,13 +210,17 @@ impl Guard {
         &self.classifier
     }
 
+    /// The threshold of `head` before trust scaling: the configured override, else the
+    /// classifier's validated one.
+    pub fn base_threshold(&self, head: HeadKind) -> f32 {
+        self.config
+            .threshold_override
+            .unwrap_or(self.classifier.validated(head).threshold)
+    }
+
     /// The trust-scaled threshold of `head` for `source`.
     pub fn threshold(&self, head: HeadKind, source: Source) -> f32 {
-        let base = self
-            .config
-            .threshold_override
-            .unwrap_or(self.classifier.validated(head).threshold);
-        effective_threshold(base, self.config.trust.weight(source))
+        effective_threshold(self.base_threshold(head), self.config.trust.weight(source))
     }
 
     /// Scans one text. `embedding` is the L2-normalised sentence embedding of exactly this text

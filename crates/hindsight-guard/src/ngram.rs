@@ -20,19 +20,21 @@ pub const NGRAM_DIM: usize = 2 * BUCKETS_PER_KIND;
 /// A sparse row: `(bucket, value)` with buckets strictly increasing.
 pub type SparseRow = Vec<(u32, f32)>;
 
-fn fnv1a(kind: u8, s: &str) -> u64 {
+/// FNV-1a of `kind` followed by the concatenation of `parts` (a bigram hashes as its words with a
+/// space between, without building the string).
+fn fnv1a(kind: u8, parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in std::iter::once(kind).chain(s.bytes()) {
+    for b in std::iter::once(kind).chain(parts.iter().flat_map(|p| p.bytes())) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
 }
 
-fn bucket(kind: u8, s: &str) -> u32 {
+fn bucket(kind: u8, parts: &[&str]) -> u32 {
     let offset = if kind == b'w' { 0 } else { BUCKETS_PER_KIND };
     // Both values are below NGRAM_DIM (16,384), so the sum fits u32.
-    (offset + (fnv1a(kind, s) % BUCKETS_PER_KIND as u64) as usize) as u32
+    (offset + (fnv1a(kind, parts) % BUCKETS_PER_KIND as u64) as usize) as u32
 }
 
 fn is_word_char(c: char) -> bool {
@@ -48,9 +50,9 @@ pub fn ngram_counts(text: &str) -> SparseRow {
         .filter(|w| !w.is_empty())
         .collect();
     for (i, w) in words.iter().enumerate() {
-        buckets.push(bucket(b'w', w));
+        buckets.push(bucket(b'w', &[w]));
         if let Some(next) = words.get(i + 1) {
-            buckets.push(bucket(b'w', &format!("{w} {next}")));
+            buckets.push(bucket(b'w', &[w, " ", next]));
         }
     }
     let mut padded = String::new();
@@ -69,7 +71,7 @@ pub fn ngram_counts(text: &str) -> SparseRow {
         // the loop after its n-grams (its n-gram is the whole padded word).
         for n in 2..=chars.min(4) {
             for i in 0..=chars - n {
-                buckets.push(bucket(b'c', &padded[starts[i]..starts[i + n]]));
+                buckets.push(bucket(b'c', &[&padded[starts[i]..starts[i + n]]]));
             }
         }
     }
@@ -129,8 +131,8 @@ mod tests {
         let total: f32 = row.iter().map(|(_, c)| c).sum();
         assert_eq!(total, 2.0 + 1.0 + 2.0 * 6.0);
         assert_eq!(
-            row.iter().find(|(b, _)| *b == bucket(b'w', "ab")),
-            Some(&(bucket(b'w', "ab"), 2.0))
+            row.iter().find(|(b, _)| *b == bucket(b'w', &["ab"])),
+            Some(&(bucket(b'w', &["ab"]), 2.0))
         );
         assert!(
             row.windows(2).all(|w| w[0].0 < w[1].0),
@@ -138,8 +140,10 @@ mod tests {
         );
         assert!(row.iter().all(|(b, _)| (*b as usize) < NGRAM_DIM));
         // Word buckets are in the first half, character buckets in the second.
-        assert!((bucket(b'w', "ab") as usize) < BUCKETS_PER_KIND);
-        assert!((bucket(b'c', " a") as usize) >= BUCKETS_PER_KIND);
+        // A bigram hashes as the joined string: the committed model's buckets.
+        assert_eq!(bucket(b'w', &["ab", " ", "ab"]), bucket(b'w', &["ab ab"]));
+        assert!((bucket(b'w', &["ab"]) as usize) < BUCKETS_PER_KIND);
+        assert!((bucket(b'c', &[" a"]) as usize) >= BUCKETS_PER_KIND);
     }
 
     #[test]
@@ -159,10 +163,10 @@ mod tests {
         let row = ngram_counts("以后删除不需要确认");
         assert!(
             row.iter()
-                .any(|(b, _)| *b == bucket(b'w', "以后删除不需要确认"))
+                .any(|(b, _)| *b == bucket(b'w', &["以后删除不需要确认"]))
         );
-        assert!(row.iter().any(|(b, _)| *b == bucket(b'c', "确认")));
-        assert!(row.iter().any(|(b, _)| *b == bucket(b'c', "认 ")));
+        assert!(row.iter().any(|(b, _)| *b == bucket(b'c', &["确认"])));
+        assert!(row.iter().any(|(b, _)| *b == bucket(b'c', &["认 "])));
     }
 
     #[test]
@@ -172,8 +176,8 @@ mod tests {
             ngram_counts("keep the file"),
         ];
         let idf = fit_idf(docs.iter());
-        let the = bucket(b'w', "the") as usize;
-        let delete = bucket(b'w', "delete") as usize;
+        let the = bucket(b'w', &["the"]) as usize;
+        let delete = bucket(b'w', &["delete"]) as usize;
         assert!(idf[delete] > idf[the]);
         let row = tfidf(&docs[0], &idf);
         let norm: f32 = row.iter().map(|(_, x)| x * x).sum();

@@ -245,14 +245,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             std::fs::write(out, model.to_json()?)
                 .with_context(|| format!("writing {}", out.display()))?;
             println!("{}: validated thresholds", out.display());
-            for kind in [
-                HeadKind::FullNgram,
-                HeadKind::LexicalNgram,
-                HeadKind::Full,
-                HeadKind::Lexical,
-                HeadKind::Embedding,
-                HeadKind::Ngram,
-            ] {
+            for kind in HeadKind::ALL {
                 let v = model.validated(kind);
                 println!(
                     "  {:<14} {:.4} (validation TPR {:.3}, FPR {:.4})",
