@@ -320,9 +320,14 @@ impl State {
 
     /// Whether `key` is a row of `namespace` admitted by `filter`.
     pub fn admits(&self, key: u64, namespace: &str, filter: &Filter) -> bool {
+        self.admitted(key, namespace, filter).is_some()
+    }
+
+    /// The metadata of `key` when it is in `namespace` and passes `filter`.
+    pub fn admitted(&self, key: u64, namespace: &str, filter: &Filter) -> Option<&RowMeta> {
         self.rows
             .get(&key)
-            .is_some_and(|m| m.namespace == namespace && m.matches(filter))
+            .filter(|m| m.namespace == namespace && m.matches(filter))
     }
 }
 

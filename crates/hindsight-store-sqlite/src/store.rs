@@ -1160,11 +1160,9 @@ impl Store for SqliteStore {
         // `cap` rows decoded per search, the structured path's main cost under load).
         let state = self.read_state()?;
         let scored = candidates.into_iter().filter_map(|key| {
-            let m = state.rows.get(&key)?;
-            (m.namespace == ns.as_str() && m.matches(filter)).then(|| {
-                let score = query.score_fields(m.kind, m.created_at, &m.tags, &m.entities);
-                (score, m.created_at, m.id.clone())
-            })
+            let m = state.admitted(key, ns.as_str(), filter)?;
+            let score = query.score_fields(m.kind, m.created_at, &m.tags, &m.entities);
+            Some((score, m.created_at, m.id.clone()))
         });
         Ok(StructuredQuery::top_k(scored, k))
     }
