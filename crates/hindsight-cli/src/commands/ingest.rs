@@ -112,20 +112,20 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 } else {
                     stored += 1
                 }
-                let quarantine = o.status == Status::Quarantined && !o.deduplicated;
-                if o.status == Status::Quarantined && o.deduplicated {
-                    eprintln!(
+                match (o.status == Status::Quarantined, o.deduplicated) {
+                    (true, true) => eprintln!(
                         "{label}:{line_no}: already held in quarantine as {} (same text and source)",
                         o.id
-                    );
-                } else if quarantine {
-                    quarantined += 1;
-                    eprintln!(
-                        "{label}:{line_no}: quarantined by the write guard as {} (not searchable; see `hindsight quarantine list`)",
-                        o.id
-                    );
-                } else if o.guard == "redact" && !o.deduplicated {
-                    redacted += 1;
+                    ),
+                    (true, false) => {
+                        quarantined += 1;
+                        eprintln!(
+                            "{label}:{line_no}: quarantined by the write guard as {} (not searchable; see `hindsight quarantine list`)",
+                            o.id
+                        );
+                    }
+                    (false, false) if o.guard == "redact" => redacted += 1,
+                    _ => {}
                 }
                 LineResult {
                     line: line_no,
