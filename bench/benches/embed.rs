@@ -78,12 +78,20 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
         .map(|i| format!("what did the user say about express shipping for order {i}?"))
         .collect();
     let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
-    c.bench_function("minilm_16_queries_bf16", |b| {
-        b.iter(|| black_box(bf16.embed(black_box(&queries)).map(|v| v.len())));
-    });
+    let int8 = model.with_precision(Precision::Int8);
+    for (name, m) in [
+        ("minilm_16_queries", model),
+        ("minilm_16_queries_bf16", &bf16),
+        ("minilm_16_queries_int8", &int8),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter(|| black_box(m.embed(black_box(&queries)).map(|v| v.len())));
+        });
+    }
     for (name, m) in [
         ("minilm_single_query", model),
         ("minilm_single_query_bf16", &bf16),
+        ("minilm_single_query_int8", &int8),
     ] {
         c.bench_function(name, |b| {
             b.iter(|| {

@@ -36,9 +36,10 @@ pub struct Cli {
         default_value = "minilm"
     )]
     pub embedder: String,
-    /// Arithmetic of MiniLM's query embeddings: `auto` (default: `bf16` where the CPU has
-    /// AVX-512 BF16, about 1.5x faster with cosine >= 0.9999 to f32; `f32` elsewhere), `bf16` or
-    /// `f32`. Stored memories are always embedded in f32.
+    /// Arithmetic of MiniLM's query embeddings: `auto` (default: `int8` where the CPU has
+    /// AVX-512 VNNI, about 2.7x faster than f32 for a query, cosine 0.989-0.998 to f32 vectors
+    /// and retrieval NDCG within 0.003 of f32; `f32` elsewhere), `int8`, `bf16` (cosine >= 0.9999)
+    /// or `f32`. Stored memories are always embedded in f32.
     #[arg(
         long,
         global = true,
@@ -185,6 +186,7 @@ mod tests {
         assert_eq!(parse("auto"), Ok(QueryPrecision::Auto));
         assert_eq!(parse(" BF16 "), Ok(QueryPrecision::Fixed(Precision::Bf16)));
         assert_eq!(parse("f32"), Ok(QueryPrecision::Fixed(Precision::F32)));
+        assert_eq!(parse("int8"), Ok(QueryPrecision::Fixed(Precision::Int8)));
         let err = parse("fp8").unwrap_err();
         assert!(err.contains("fp8") && err.contains("auto"), "{err}");
         assert_eq!(

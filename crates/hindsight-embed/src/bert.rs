@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::kernels::{
-    MatRef, PackedBf16, PackedMatrix, Threads, gelu, layer_norm, matmul, matmul_packed, softmax,
+    MatRef, PackedBf16, PackedI8, PackedMatrix, Panels, Threads, gelu, layer_norm, matmul,
+    matmul_packed, quantize_rows, softmax,
 };
 use crate::minilm::Precision;
 
@@ -89,11 +90,13 @@ struct Linear {
     n_out: usize,
 }
 
-/// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`] in f32 and in bf16.
+/// A dense layer, `y = x · w + b`, with `w` packed for [`matmul_packed`] in f32, bf16 and int8.
 struct Dense {
     w: PackedMatrix,
     /// `w` in bf16, packed on the first bf16 pass (f32-only processes never pay for it).
     bf: OnceLock<PackedBf16>,
+    /// `w` in int8, packed on the first int8 pass.
+    q8: OnceLock<PackedI8>,
     b: Vec<f32>,
     n_out: usize,
 }
@@ -103,6 +106,7 @@ impl From<Linear> for Dense {
         Dense {
             w: PackedMatrix::new(&l.w, l.n_in, l.n_out),
             bf: OnceLock::new(),
+            q8: OnceLock::new(),
             b: l.b,
             n_out: l.n_out,
         }
@@ -117,6 +121,7 @@ impl Dense {
         rows: usize,
         residual: Option<&[f32]>,
         precision: Precision,
+        threads: Threads,
     ) -> Vec<f32> {
         let mut out = Vec::with_capacity(rows * self.n_out);
         match residual {
@@ -132,10 +137,20 @@ impl Dense {
             }
         }
         match precision {
-            Precision::F32 => matmul_packed(&mut out, rows, x, &self.w, Threads::Pool),
+            Precision::F32 => matmul_packed(&mut out, rows, x, &self.w, threads),
             Precision::Bf16 => {
                 let bf = self.bf.get_or_init(|| PackedBf16::from_f32(&self.w));
-                matmul_packed(&mut out, rows, x, bf, Threads::Pool)
+                matmul_packed(&mut out, rows, x, bf, threads)
+            }
+            Precision::Int8 => {
+                let q8 = self.q8.get_or_init(|| PackedI8::from_f32(&self.w));
+                let (codes, row_scale) = quantize_rows(&x[..rows * self.w.k()], self.w.k());
+                // Zeroed by writing, not `vec!` (calloc): fresh zero-page mappings would fault
+                // again, with a TLB flush across threads, when the pool's threads write them.
+                let mut acc = Vec::with_capacity(rows * self.n_out);
+                acc.resize(rows * self.n_out, 0.0f32);
+                matmul_packed(&mut acc, rows, &codes, q8, threads);
+                q8.dequantize(&mut out, &acc, &row_scale);
             }
         }
         out
@@ -168,6 +183,22 @@ pub(crate) struct BertEncoder {
     token_type0: Vec<f32>,
     emb_norm: Norm,
     layers: Vec<Layer>,
+}
+
+/// Passes of up to this many token rows run on the calling thread (see `BertEncoder::embed`).
+const SERIAL_ROWS: usize = 64;
+
+/// `f(i, chunk)` for the `i`-th chunk of `len` values of `x`, on the pool or the calling thread.
+fn for_each_row(
+    threads: Threads,
+    x: &mut [f32],
+    len: usize,
+    f: impl Fn(usize, &mut [f32]) + Send + Sync,
+) {
+    match threads {
+        Threads::Pool => x.par_chunks_mut(len).enumerate().for_each(|(i, c)| f(i, c)),
+        Threads::Caller => x.chunks_mut(len).enumerate().for_each(|(i, c)| f(i, c)),
+    }
 }
 
 /// Named tensors from a safetensors file, read as `f32`; names may carry a `bert.` prefix.
@@ -285,12 +316,19 @@ impl BertEncoder {
         })
     }
 
-    /// Packs the weights `precision` needs now (the bf16 copy is otherwise packed on first use).
+    /// Packs the weights `precision` needs now (the bf16 and int8 copies are otherwise packed on
+    /// first use).
     pub fn prepare(&self, precision: Precision) {
-        if precision == Precision::Bf16 {
-            for l in &self.layers {
-                for d in [&l.qkv, &l.attn_out, &l.intermediate, &l.output] {
-                    d.bf.get_or_init(|| PackedBf16::from_f32(&d.w));
+        for l in &self.layers {
+            for d in [&l.qkv, &l.attn_out, &l.intermediate, &l.output] {
+                match precision {
+                    Precision::F32 => {}
+                    Precision::Bf16 => {
+                        d.bf.get_or_init(|| PackedBf16::from_f32(&d.w));
+                    }
+                    Precision::Int8 => {
+                        d.q8.get_or_init(|| PackedI8::from_f32(&d.w));
+                    }
                 }
             }
         }
@@ -331,34 +369,50 @@ impl BertEncoder {
             .flat_map(|s| s.iter().enumerate().map(|(pos, &id)| (id as usize, pos)))
             .collect();
 
+        // A pass of a few texts (a query or two) runs on the calling thread: handing each of its
+        // ~50 steps to the pool costs more than the second core saves (on this project's 2-core
+        // VM a thread wake-up is tens of µs; criterion `minilm_single_query*`).
+        let threads = if rows <= SERIAL_ROWS {
+            Threads::Caller
+        } else {
+            Threads::Pool
+        };
         let mut x = vec![0.0f32; rows * h];
-        x.par_chunks_mut(h)
-            .zip(tokens.par_iter())
-            .for_each(|(row, &(id, pos))| {
-                let word = &self.word[id * h..(id + 1) * h];
-                let position = &self.position[pos * h..(pos + 1) * h];
-                for (((o, w), p), t) in row
-                    .iter_mut()
-                    .zip(word)
-                    .zip(position)
-                    .zip(&self.token_type0)
-                {
-                    *o = w + p + t;
-                }
-                layer_norm(row, &self.emb_norm.gamma, &self.emb_norm.beta, self.eps);
-            });
+        for_each_row(threads, &mut x, h, |i, row| {
+            let (id, pos) = tokens[i];
+            let word = &self.word[id * h..(id + 1) * h];
+            let position = &self.position[pos * h..(pos + 1) * h];
+            for (((o, w), p), t) in row
+                .iter_mut()
+                .zip(word)
+                .zip(position)
+                .zip(&self.token_type0)
+            {
+                *o = w + p + t;
+            }
+            layer_norm(row, &self.emb_norm.gamma, &self.emb_norm.beta, self.eps);
+        });
 
         for layer in &self.layers {
-            let qkv = layer.qkv.apply(&x, rows, None, precision);
-            let context = self.attention(&qkv, &spans, rows);
-            let mut x1 = layer.attn_out.apply(&context, rows, Some(&x), precision);
-            self.normalize_rows(&mut x1, &layer.attn_norm);
-            let mut inner = layer.intermediate.apply(&x1, rows, None, precision);
-            inner
-                .par_chunks_mut(layer.intermediate.n_out * 16)
-                .for_each(gelu);
-            let mut x2 = layer.output.apply(&inner, rows, Some(&x1), precision);
-            self.normalize_rows(&mut x2, &layer.output_norm);
+            let qkv = layer.qkv.apply(&x, rows, None, precision, threads);
+            let context = self.attention(&qkv, &spans, rows, threads);
+            let mut x1 = layer
+                .attn_out
+                .apply(&context, rows, Some(&x), precision, threads);
+            self.normalize_rows(&mut x1, &layer.attn_norm, threads);
+            let mut inner = layer
+                .intermediate
+                .apply(&x1, rows, None, precision, threads);
+            for_each_row(
+                threads,
+                &mut inner,
+                layer.intermediate.n_out * 16,
+                |_, rows| gelu(rows),
+            );
+            let mut x2 = layer
+                .output
+                .apply(&inner, rows, Some(&x1), precision, threads);
+            self.normalize_rows(&mut x2, &layer.output_norm, threads);
             x = x2;
         }
 
@@ -379,13 +433,20 @@ impl BertEncoder {
             .collect())
     }
 
-    fn normalize_rows(&self, x: &mut [f32], norm: &Norm) {
-        x.par_chunks_mut(self.hidden)
-            .for_each(|row| layer_norm(row, &norm.gamma, &norm.beta, self.eps));
+    fn normalize_rows(&self, x: &mut [f32], norm: &Norm, threads: Threads) {
+        for_each_row(threads, x, self.hidden, |_, row| {
+            layer_norm(row, &norm.gamma, &norm.beta, self.eps)
+        });
     }
 
     /// Scaled dot-product attention of every text with itself, per head: `[rows x hidden]`.
-    fn attention(&self, qkv: &[f32], spans: &[(usize, usize)], rows: usize) -> Vec<f32> {
+    fn attention(
+        &self,
+        qkv: &[f32],
+        spans: &[(usize, usize)],
+        rows: usize,
+        threads: Threads,
+    ) -> Vec<f32> {
         let h = self.hidden;
         let d = h / self.heads;
         let stride = 3 * h;
@@ -394,56 +455,57 @@ impl BertEncoder {
             .iter()
             .flat_map(|&(start, len)| (0..self.heads).map(move |head| (start, len, head)))
             .collect();
-        let parts: Vec<Vec<f32>> = jobs
-            .par_iter()
-            .map(|&(start, len, head)| {
-                let q = MatRef {
-                    data: qkv,
-                    offset: start * stride + head * d,
-                    row_stride: stride,
-                    col_stride: 1,
-                };
-                // Kᵀ: element (i, j) is key j's component i.
-                let k_t = MatRef {
-                    data: qkv,
-                    offset: start * stride + h + head * d,
-                    row_stride: 1,
-                    col_stride: stride,
-                };
-                let v = MatRef {
-                    data: qkv,
-                    offset: start * stride + 2 * h + head * d,
-                    row_stride: stride,
-                    col_stride: 1,
-                };
-                let mut scores = vec![0.0f32; len * len];
-                matmul(
-                    &mut scores,
-                    len,
-                    len,
-                    d,
-                    q,
-                    k_t,
-                    false,
-                    scale,
-                    Threads::Caller,
-                );
-                scores.chunks_exact_mut(len).for_each(softmax);
-                let mut out = vec![0.0f32; len * d];
-                matmul(
-                    &mut out,
-                    len,
-                    d,
-                    len,
-                    MatRef::rows(&scores, len),
-                    v,
-                    false,
-                    1.0,
-                    Threads::Caller,
-                );
-                out
-            })
-            .collect();
+        let job = |&(start, len, head): &(usize, usize, usize)| {
+            let q = MatRef {
+                data: qkv,
+                offset: start * stride + head * d,
+                row_stride: stride,
+                col_stride: 1,
+            };
+            // Kᵀ: element (i, j) is key j's component i.
+            let k_t = MatRef {
+                data: qkv,
+                offset: start * stride + h + head * d,
+                row_stride: 1,
+                col_stride: stride,
+            };
+            let v = MatRef {
+                data: qkv,
+                offset: start * stride + 2 * h + head * d,
+                row_stride: stride,
+                col_stride: 1,
+            };
+            let mut scores = vec![0.0f32; len * len];
+            matmul(
+                &mut scores,
+                len,
+                len,
+                d,
+                q,
+                k_t,
+                false,
+                scale,
+                Threads::Caller,
+            );
+            scores.chunks_exact_mut(len).for_each(softmax);
+            let mut out = vec![0.0f32; len * d];
+            matmul(
+                &mut out,
+                len,
+                d,
+                len,
+                MatRef::rows(&scores, len),
+                v,
+                false,
+                1.0,
+                Threads::Caller,
+            );
+            out
+        };
+        let parts: Vec<Vec<f32>> = match threads {
+            Threads::Pool => jobs.par_iter().map(job).collect(),
+            Threads::Caller => jobs.iter().map(job).collect(),
+        };
         let mut context = vec![0.0f32; rows * h];
         for (&(start, _, head), part) in jobs.iter().zip(&parts) {
             for (i, src) in part.chunks_exact(d).enumerate() {
@@ -476,14 +538,31 @@ mod tests {
         assert_eq!(f.b, vec![0.5, 0.5, -1.0]);
         let f = Dense::from(f);
         // x = [1, 1]: [1+3+0.5, 2+4+0.5, 9+8-1]
-        for p in [Precision::F32, Precision::Bf16] {
-            // Every value here is exact in bf16.
-            assert_eq!(f.apply(&[1.0, 1.0], 1, None, p), vec![4.5, 6.5, 16.0]);
+        for threads in [Threads::Caller, Threads::Pool] {
+            for p in [Precision::F32, Precision::Bf16] {
+                // Every value here is exact in bf16.
+                assert_eq!(
+                    f.apply(&[1.0, 1.0], 1, None, p, threads),
+                    vec![4.5, 6.5, 16.0]
+                );
+            }
+            // int8: each column's largest weight is exact (127 steps), the others within half
+            // a step of their column's scale (3/127, 4/127 and 9/127), x = [1, 1] exactly.
+            let q = f.apply(&[1.0, 1.0], 1, None, Precision::Int8, threads);
+            for (got, (want, step)) in q.iter().zip([(4.5, 3.0), (6.5, 4.0), (16.0, 9.0)]) {
+                assert!((got - want).abs() <= step / 127.0, "{q:?}");
+            }
+            assert_eq!(
+                f.apply(
+                    &[1.0, 1.0],
+                    1,
+                    Some(&[1.0, 1.0, 1.0]),
+                    Precision::F32,
+                    threads
+                ),
+                vec![5.5, 7.5, 17.0]
+            );
         }
-        assert_eq!(
-            f.apply(&[1.0, 1.0], 1, Some(&[1.0, 1.0, 1.0]), Precision::F32),
-            vec![5.5, 7.5, 17.0]
-        );
     }
 
     #[test]
