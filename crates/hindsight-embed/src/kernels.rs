@@ -747,15 +747,27 @@ fn gelu_generic(xs: &mut [f32]) {
     }
 }
 
+/// `Σ f(x)` over `xs` in sixteen running sums: one sum is a serial chain of dependent adds that
+/// LLVM may not reorder (float addition is not associative), sixteen are one vector register.
+#[inline(always)]
+fn sum_by_lanes(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    let (chunks, rest) = xs.as_chunks::<16>();
+    for chunk in chunks {
+        for (l, v) in lanes.iter_mut().zip(chunk) {
+            *l += f(*v);
+        }
+    }
+    lanes.iter().sum::<f32>() + rest.iter().map(|v| f(*v)).sum::<f32>()
+}
+
 #[inline(always)]
 fn softmax_generic(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
     for v in row.iter_mut() {
         *v = exp_approx(*v - max);
-        sum += *v;
     }
-    let inv = 1.0 / sum;
+    let inv = 1.0 / sum_by_lanes(row, |v| v);
     for v in row.iter_mut() {
         *v *= inv;
     }
@@ -764,8 +776,8 @@ fn softmax_generic(row: &mut [f32]) {
 #[inline(always)]
 fn layer_norm_generic(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
     let n = row.len() as f32;
-    let mean = row.iter().sum::<f32>() / n;
-    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let mean = sum_by_lanes(row, |v| v) / n;
+    let var = sum_by_lanes(row, |v| (v - mean) * (v - mean)) / n;
     let inv = 1.0 / (var + eps).sqrt();
     for ((v, g), b) in row.iter_mut().zip(gamma).zip(beta) {
         *v = (*v - mean) * inv * g + b;
