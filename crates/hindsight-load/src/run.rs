@@ -389,6 +389,20 @@ impl Workload {
         errors
     }
 
+    /// `n` requests of the mix, one at a time and unmeasured, with cold-phase queries (unique, so
+    /// none is repeated by a measured level). Returns how many failed.
+    pub async fn warmup(&self, n: u64) -> u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x3A7E_0000);
+        let mut errors = 0;
+        for _ in 0..n {
+            let op = self.mix.pick(&mut rng);
+            if self.one(op, Phase::Cold, &mut rng).await.2.is_err() {
+                errors += 1;
+            }
+        }
+        errors
+    }
+
     /// Closed loop: `concurrency` clients, each sending its next request when the last answered.
     pub async fn closed_loop(
         self: &Arc<Self>,

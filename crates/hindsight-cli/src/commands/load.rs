@@ -84,6 +84,10 @@ pub struct RunArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30.0)]
     pub timeout_s: f64,
+    /// Unmeasured requests of the mix (with queries never sent again) before the first level,
+    /// so that it measures a running server, not the first calls after its start.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: u64,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -274,6 +278,7 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
         namespace: a.namespace.clone(),
         seed: a.seed,
         timeout: Duration::from_secs_f64(a.timeout_s.max(0.1)),
+        warmup_requests: a.warmup,
         ..RunConfig::default()
     };
     let logged = dataset_queries(&a.dataset)?;

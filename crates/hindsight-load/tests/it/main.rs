@@ -57,6 +57,14 @@ async fn levels_carry_the_servers_stage_profile() {
         .await
         .expect("run");
     assert_eq!(summary.levels.len(), 4);
+    assert!(
+        summary
+            .notes
+            .iter()
+            .any(|n| n.starts_with("server warmed up with 20 unmeasured requests")),
+        "{:?}",
+        summary.notes
+    );
     for level in &summary.levels {
         let searches = level.op("memory_search").map_or(0, |o| o.count);
         assert!(searches > 0, "{level:?}");
