@@ -37,7 +37,7 @@ pub struct Cli {
     )]
     pub embedder: String,
     /// Arithmetic of MiniLM's query embeddings: `auto` (default: `int8` where the CPU has
-    /// AVX-512 VNNI, about 2.7x faster than f32 for a query, cosine 0.989-0.998 to f32 vectors
+    /// AVX-512 VNNI, about 3x faster than f32 for a query, cosine 0.989-0.998 to f32 vectors
     /// and retrieval NDCG within 0.003 of f32; `f32` elsewhere), `int8`, `bf16` (cosine >= 0.9999)
     /// or `f32`. Stored memories are always embedded in f32.
     #[arg(

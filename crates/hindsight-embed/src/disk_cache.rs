@@ -53,16 +53,22 @@ fn sanitize(model: &str) -> String {
         .collect()
 }
 
+/// Bump when a change to the bf16 or int8 kernels changes their vectors (2: int8 added, layer
+/// norm and softmax summed in lanes).
+const LOSSY_KERNELS_REVISION: u32 = 2;
+
 impl<E: Embedder> DiskCachedEmbedder<E> {
     /// Opens (or creates) the cache for `inner`'s space (and [`Embedder::variant`]) under `dir`.
     pub fn open(inner: E, dir: &Path) -> Result<Self, EmbedError> {
         let space = inner.space();
         fs::create_dir_all(dir)
             .map_err(|e| EmbedError::io(format!("creating {}", dir.display()), e))?;
-        // Vectors of a variant (e.g. bf16 arithmetic) get their own file.
-        let variant = inner
-            .variant()
-            .map_or(String::new(), |v| format!("-{}", sanitize(&v)));
+        // Vectors of a variant (e.g. int8 arithmetic) get their own file, with the revision of
+        // the lossy kernels in its name: their numbers change when those kernels do, which f32's
+        // (held to the reference forward pass) do not.
+        let variant = inner.variant().map_or(String::new(), |v| {
+            format!("-{}-r{LOSSY_KERNELS_REVISION}", sanitize(&v))
+        });
         let path = dir.join(format!(
             "{}-{}{variant}.vecs",
             sanitize(&space.model),

@@ -16,7 +16,7 @@
 //! than f32) elsewhere. [`PackedI8`] is the product in int8 (`Precision::Int8`, the default for
 //! queries with AVX-512 VNNI): weights per output column and inputs per row scaled to
 //! `-127..=127` ([`quantize_rows`]), exact i32 sums by `vpdpbusd` (or a portable loop), scaled
-//! back by [`PackedI8::dequantize`]. A single query: 1.3 ms against 3.6 ms in f32 (criterion
+//! back by [`PackedI8::dequantize`]. A single query: 1.15 ms against 3.46 ms in f32 (criterion
 //! `minilm_single_query*`, session 11's host).
 //!
 //! The elementwise kernels are written as plain loops over slices and compiled three times
@@ -151,9 +151,10 @@ const SMALL_ROWS: usize = 64;
 /// with eight blocks; batches of 32 and 256 sentences unchanged).
 const ROWS_PER_TASK: usize = 4 * BLOCK;
 
-/// Weights packed in column panels of `PANEL` for [`matmul_packed`], in f32 ([`PackedMatrix`]) or
-/// bfloat16 ([`PackedBf16`]). A panel is `steps x PANEL` "cells"; a step covers `STEP` input
-/// columns (one value in f32, a pair in bf16, the unit `vdpbf16ps` multiplies).
+/// Weights packed in column panels of `PANEL` for [`matmul_packed`], in f32 ([`PackedMatrix`]),
+/// bfloat16 ([`PackedBf16`]) or int8 ([`PackedI8`]). A panel is `steps x PANEL` "cells"; a step
+/// covers `STEP` input columns (one value in f32; a pair in bf16, the unit `vdpbf16ps`
+/// multiplies; four in int8, the unit of `vpdpbusd`).
 pub(crate) trait Panels: Sync {
     /// An input value as the caller holds it (f32, or a quantized byte for int8).
     type In: Copy + Sync;
@@ -296,8 +297,10 @@ impl Panels for PackedBf16 {
     }
     fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512bf16") {
-            // SAFETY: the CPU supports AVX-512 BF16 (and with it AVX-512F).
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bf16")
+        {
+            // SAFETY: the CPU supports AVX-512F and AVX-512 BF16, all `bf16_block_avx512` enables.
             return unsafe { bf16_block_avx512(xt, rows, panel, tile) };
         }
         bf16_block(xt, rows, panel, tile);
@@ -307,15 +310,17 @@ impl Panels for PackedBf16 {
 /// int8 weights, a quarter of the f32 bytes, for the query path's `Precision::Int8`: each column
 /// scaled by its own `max |w| / 127` and rounded (symmetric, `-127..=127`), four input rows
 /// interleaved per column (the layout AVX-512 VNNI's `vpdpbusd` multiplies by a broadcast group
-/// of four unsigned input bytes). Inputs are quantized per row by [`quantize_rows`]; the product
-/// of the codes is exact in i32, and [`PackedI8::dequantize`] turns it back into `x · w`.
+/// of four unsigned input bytes). Weight codes round ties away from zero, input codes to even.
+/// Inputs are quantized per row by [`quantize_rows`]; the product of the codes is exact in i32,
+/// then converted to f32 (exact below 2^24; MiniLM's k = 1536 layer can reach 5e7, off by at most
+/// 2 there, against sums of order 10^4 to 10^6), and [`PackedI8::dequantize`] turns it back into
+/// `x · w`.
 pub(crate) struct PackedI8 {
     codes: Packed<i8>,
     /// Per output column: the scale of its codes.
     scale: Vec<f32>,
     /// Per output column: `INPUT_ZERO x` the sum of its codes, the share of the input codes'
-    /// zero point in a product (at most 128 x 127 x k: exact in f32 up to k = 1032, off by at
-    /// most 2 at MiniLM's k = 1536, against code products of order 10^4 to 10^6).
+    /// zero point in a product (exact in f32: 128 times an integer below 2^18).
     zero_share: Vec<f32>,
 }
 
@@ -431,8 +436,10 @@ impl Panels for PackedI8 {
     }
     fn block(xt: &[u32], rows: usize, panel: &[i8], tile: &mut [[f32; PANEL]; BLOCK]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512vnni") {
-            // SAFETY: the CPU supports AVX-512 VNNI (and with it AVX-512F).
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+        {
+            // SAFETY: the CPU supports AVX-512F and AVX-512 VNNI, all `i8_block_avx512` enables.
             return unsafe { i8_block_avx512(xt, rows, panel, tile) };
         }
         i8_block(xt, rows, panel, tile);
@@ -915,6 +922,42 @@ mod tests {
 
     #[test]
     fn softmax_and_layer_norm() {
+        // Rows longer than the sixteen summing lanes, with and without a remainder, against f64.
+        for n in [384usize, 389] {
+            let xs: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+                .collect();
+            let mut row = xs.clone();
+            softmax(&mut row);
+            let max = xs
+                .iter()
+                .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+            let z: f64 = xs.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+            for (got, &v) in row.iter().zip(&xs) {
+                let want = (f64::from(v) - max).exp() / z;
+                assert!(
+                    (f64::from(*got) - want).abs() < 1e-6 * (1.0 + want),
+                    "n {n}"
+                );
+            }
+            let mut row = xs.clone();
+            let ones = vec![1.0f32; n];
+            let zeros = vec![0.0f32; n];
+            layer_norm(&mut row, &ones, &zeros, 1e-12);
+            let mean = xs.iter().map(|&v| f64::from(v)).sum::<f64>() / n as f64;
+            let var = xs
+                .iter()
+                .map(|&v| (f64::from(v) - mean).powi(2))
+                .sum::<f64>()
+                / n as f64;
+            for (got, &v) in row.iter().zip(&xs) {
+                let want = (f64::from(v) - mean) / var.sqrt();
+                assert!(
+                    (f64::from(*got) - want).abs() < 1e-4,
+                    "n {n}: {got} vs {want}"
+                );
+            }
+        }
         let mut row = vec![1.0, 2.0, 3.0, -50.0];
         softmax(&mut row);
         let z: f64 = [1.0f64, 2.0, 3.0, -50.0].iter().map(|v| v.exp()).sum();

@@ -10,7 +10,7 @@
 //!   candle; the encoder itself (`bert`, over the `kernels` module's packed f32 matrix products
 //!   and vectorised GELU/softmax/layer norm) packs a batch's tokens without padding. A
 //!   [`Precision`] picks f32 (documents; matches the reference), bf16 or int8 (queries; int8 is
-//!   ~2.7x faster than f32 with AVX-512 VNNI, lossy but retrieval-neutral on the eval set);
+//!   ~3x faster than f32 for a query with AVX-512 VNNI, lossy but retrieval-neutral on the eval set);
 //!   [`MiniLmEmbedder::with_precision`] gives the second handle on the same
 //!   weights, and [`load_embedders`] returns both as [`Embedders`].
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` server (bge-m3 behind TEI, ollama,

@@ -32,6 +32,8 @@ pub enum Precision {
     /// int8 weights (per output column scales) and inputs (per row scales, dynamic), exact i32
     /// sums: a quarter of the weight bytes and, with AVX-512 VNNI (`vpdpbusd`), four products per
     /// lane per instruction. Lossy: see the reference test for the measured agreement with f32.
+    /// Without AVX-512 VNNI a portable integer loop runs it (correct, speed not measured), so
+    /// [`Precision::fastest_for_queries`] picks f32 there.
     Int8,
 }
 
@@ -41,7 +43,9 @@ impl Precision {
     /// from 1.5x faster than f32 to 7 % slower, and int8 beats both wherever bf16 runs natively.)
     pub fn fastest_for_queries() -> Precision {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512vnni") {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+        {
             return Precision::Int8;
         }
         Precision::F32

@@ -467,7 +467,7 @@ impl Engine {
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
     }
-    /// The query embedder's [`Embedder::variant`] (`bf16` for MiniLM's bf16 query path).
+    /// The query embedder's [`Embedder::variant`] (`int8` or `bf16` for MiniLM's query paths).
     pub fn query_variant(&self) -> Option<String> {
         self.query_embedder.variant()
     }

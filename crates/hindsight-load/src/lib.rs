@@ -67,9 +67,10 @@ pub struct RunConfig {
     /// Per-request timeout.
     pub timeout: Duration,
     /// Unmeasured requests of the mix before the first level ([`Phase::Cold`] queries, which
-    /// are never sent again). The first calls after a server starts pay one-time costs (a fresh
-    /// 100k store: max 131 ms, and p99 at concurrency 1 25.5 ms against 11.2 ms in a second
-    /// run on the same process), which are not what the levels measure.
+    /// are never sent again; stores and updates too, so the store grows by their share). The
+    /// first few hundred calls after a server starts are slower while its caches fill (a fresh
+    /// 100k store: p99 at concurrency 1 25.5 ms, max 131 ms; a second run on the same process
+    /// 11.2 ms), which is not what the levels measure.
     pub warmup_requests: u64,
 }
 
@@ -93,7 +94,7 @@ impl Default for RunConfig {
             namespace: None,
             seed: 0x10AD,
             timeout: Duration::from_secs(30),
-            warmup_requests: 20,
+            warmup_requests: 200,
         }
     }
 }
@@ -157,7 +158,7 @@ pub async fn run(
     if config.warmup_requests > 0 {
         let errors = workload.warmup(config.warmup_requests).await;
         notes.push(format!(
-            "server warmed up with {} unmeasured requests of the mix before the first level (cold-phase queries, never sent again){}",
+            "server warmed up with {} unmeasured requests of the mix before the first level (searches with cold-phase queries, never sent again; stores and updates too){}",
             config.warmup_requests,
             if errors > 0 {
                 format!("; {errors} of them failed")

@@ -86,7 +86,7 @@ pub struct RunArgs {
     pub timeout_s: f64,
     /// Unmeasured requests of the mix (with queries never sent again) before the first level,
     /// so that it measures a running server, not the first calls after its start.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 200)]
     pub warmup: u64,
 }
 

@@ -51,6 +51,7 @@ async fn levels_carry_the_servers_stage_profile() {
         },
         warm_queries: 5,
         generated_queries: 20,
+        warmup_requests: 20,
         ..RunConfig::default()
     };
     let summary = run(&config, vec!["what broke last week".into()], |_| {})
