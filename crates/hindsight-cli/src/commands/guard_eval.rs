@@ -169,17 +169,20 @@ pub async fn guard_section(
         "guard catch-rate evaluation",
         catch_rate(&guard, embedder, corpus_dir).await,
     );
-    // The hand-written challenge set beside the corpus, when present: held out from all
-    // development, it shows how far the catch rate carries beyond the generator's templates.
-    let challenge_dir = corpus_dir.with_file_name("injection-challenge");
-    let challenge = if challenge_dir.join(CORPUS_FILE).is_file() {
-        reported(
-            "guard challenge-set evaluation",
-            catch_rate(&guard, embedder, &challenge_dir).await,
-        )
-    } else {
-        None
+    // The held-out sets beside the corpus, when present: the hand-written challenge set and a
+    // second author's probe (how far the catch rate carries beyond the generator's templates and
+    // beyond one writer), and code-heavy benign memories (false positives only).
+    let sibling = async |name: &str, what: &str| {
+        let dir = corpus_dir.with_file_name(name);
+        if dir.join(CORPUS_FILE).is_file() {
+            reported(what, catch_rate(&guard, embedder, &dir).await)
+        } else {
+            None
+        }
     };
+    let challenge = sibling("injection-challenge", "guard challenge-set evaluation").await;
+    let probe = sibling("injection-probe", "guard probe-set evaluation").await;
+    let codes = sibling("injection-codes", "guard code-heavy benign evaluation").await;
     let e2e = reported(
         "poisoning evaluation",
         poisoning(dataset, guard, embedders, quick).await,
@@ -188,6 +191,8 @@ pub async fn guard_section(
         catch,
         e2e,
         challenge,
+        probe,
+        codes,
     })
 }
 
@@ -201,6 +206,11 @@ pub fn print_section(s: &GuardSection) {
     for (what, c) in [
         ("guard catch rate", &s.catch),
         ("guard challenge set (hand-written, held out)", &s.challenge),
+        ("guard probe set (second author, held out)", &s.probe),
+        (
+            "guard code-heavy benign set (false positives only)",
+            &s.codes,
+        ),
     ] {
         let Some(c) = c else { continue };
         println!(

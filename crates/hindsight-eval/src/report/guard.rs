@@ -22,6 +22,13 @@ pub struct GuardSection {
     /// attacks phrased outside the corpus generator's templates, held out from all development.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<GuardCatchReport>,
+    /// Detection quality on a second author's probe set (`datasets/injection-probe`), held out
+    /// from all development.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<GuardCatchReport>,
+    /// False positives on code-heavy benign memories (`datasets/injection-codes`; no attacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codes: Option<GuardCatchReport>,
 }
 
 /// A proportion with its sample size and a 95 % confidence interval.
@@ -228,11 +235,23 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
     if let Some(c) = &section.catch {
         out.push(catch_table(c, "Guard catch rate"));
     }
-    if let Some(c) = &section.challenge {
-        out.push(catch_table(
-            c,
+    for (c, title) in [
+        (
+            &section.challenge,
             "Hand-written challenge set, held out (datasets/injection-challenge)",
-        ));
+        ),
+        (
+            &section.probe,
+            "Second author's probe set, held out (datasets/injection-probe)",
+        ),
+        (
+            &section.codes,
+            "Code-heavy benign memories, false positives only (datasets/injection-codes)",
+        ),
+    ] {
+        if let Some(c) = c {
+            out.push(catch_table(c, title));
+        }
     }
     if let Some(e) = &section.e2e {
         let arm = |label: &str, a: &PoisonArm| {
@@ -386,10 +405,14 @@ mod tests {
         let mut challenge = catch.clone();
         challenge.records = 120;
         challenge.tpr = rate(60, 25);
+        let mut probe = catch.clone();
+        probe.records = 290;
         let section = GuardSection {
             catch: Some(catch),
             e2e: Some(e2e),
             challenge: Some(challenge),
+            probe: Some(probe),
+            codes: None,
         };
         let md = guard_markdown(&section);
         assert!(
@@ -405,6 +428,11 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| TPR (all attacks) | 60 | 25 |"), "{md}");
+        assert!(
+            md.contains("## Second author's probe set, held out (datasets/injection-probe) (combined, test split, 290 records"),
+            "{md}"
+        );
+        assert!(!md.contains("datasets/injection-codes"), "{md}");
         assert!(md.contains("| off (off) | 85.0% [0.0%, 0.0%] |"), "{md}");
         let json = serde_json::to_string(&section).expect("json");
         let back: GuardSection = serde_json::from_str(&json).expect("roundtrip");

@@ -297,6 +297,8 @@ fn guard_section_is_rendered() {
     s.guard = Some(GuardSection {
         catch: None,
         challenge: None,
+        probe: None,
+        codes: None,
         e2e: Some(GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
             targeted_queries: 40,
