@@ -295,7 +295,9 @@ impl FlatIndex {
     /// cut is lowered until `candidates` admitted rows are in. With `candidates` at or above the
     /// row count, without an int8 copy, or when the cut would take more than
     /// `max(4 candidates, 4096)` rows (a query whose sign scores all tie, a filter rejecting most
-    /// rows), this is [`FlatIndex::search_int8`].
+    /// rows), this is [`FlatIndex::search_int8`]; when the filter admitted under a quarter of
+    /// the rows taken by then (it rejects the query's neighbourhood, as a store's same-kind
+    /// duplicate check can), one int8 pass over the admitted rows, with the same results.
     pub fn search_prefiltered(
         &self,
         query: &[f32],
@@ -351,7 +353,15 @@ impl FlatIndex {
                     more += hist[lo] as usize;
                 }
                 if taken + more > cap {
-                    return None;
+                    // Which fallback: a filter that admitted under a quarter of the rows taken
+                    // so far rejects the query's neighbourhood, and the int8 scan's unfiltered
+                    // parallel pass would keep mostly rejected rows (then scan again with the
+                    // filter); scan the admitted rows once instead.
+                    return Err(if pool.len() * 4 < taken {
+                        Fallback::Selective
+                    } else {
+                        Fallback::Scan
+                    });
                 }
                 // In i32, as the scores are (|score| <= 8 dim).
                 let (lo_s, hi_s) = ((lo as i64 - offset) as i32, (hi as i64 - offset) as i32);
@@ -369,10 +379,25 @@ impl FlatIndex {
                 let (_, &mut cut, _) = best.select_nth_unstable_by(candidates - 1, |a, b| b.cmp(a));
                 pool.retain(|&(_, s)| s >= cut);
             }
-            Some(pool.into_iter().map(|(slot, _)| slot).collect())
+            Ok(pool.into_iter().map(|(slot, _)| slot).collect())
         });
-        let Some(pool): Option<Vec<usize>> = pool else {
-            return self.search_int8(query, k, rerank, accept);
+        let pool: Vec<usize> = match pool {
+            Ok(pool) => pool,
+            Err(Fallback::Scan) => return self.search_int8(query, k, rerank, accept),
+            Err(Fallback::Selective) => {
+                let mut q = vec![0i8; self.dim];
+                let q_scale = quantize(query, &mut q);
+                let dim = self.dim;
+                let rows = (0..n).filter(|&slot| accept(self.keys[slot])).map(|slot| {
+                    let code = &c.codes[slot * dim..(slot + 1) * dim];
+                    (
+                        int8_dot(code, &q) as f32 * c.scales[slot] * q_scale,
+                        self.keys[slot],
+                    )
+                });
+                let shortlist = top_k_scored(rows, rerank, &|_| true);
+                return self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k);
+            }
         };
         let mut q = vec![0i8; self.dim];
         let q_scale = quantize(query, &mut q);
@@ -411,6 +436,15 @@ impl FlatIndex {
             .map(|((code, &scale), &key)| (int8_dot(code, q) as f32 * scale * q_scale, key));
         top_k_scored(rows, m, accept)
     }
+}
+
+/// Why the cascade handed a search over to a scan of the int8 codes.
+enum Fallback {
+    /// Its cut would take too many rows (ties, or a filter rejecting rows evenly): the int8
+    /// scan's parallel pass.
+    Scan,
+    /// The filter rejected most of the query's neighbourhood: one pass over the admitted rows.
+    Selective,
 }
 
 /// `items` in order, with the memory `row` names for each hinted into cache a few items before
@@ -1003,6 +1037,43 @@ mod tests {
             assert_eq!(got.len(), 10);
             assert!(got.iter().all(|(k, _)| accept(*k)));
         }
+    }
+
+    /// A filter that rejects the query's whole neighbourhood (a store's same-kind duplicate
+    /// check when the near texts are of another kind): the cascade's cut passes the row cap with
+    /// almost nothing admitted and hands over to one pass over the admitted rows, whose answer
+    /// equals the int8 scan's and, with a shortlist holding every admitted row, the exact one.
+    #[test]
+    fn prefilter_rejecting_the_neighbourhood_scans_the_admitted_rows() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(44);
+        let (n, dim) = (10_000usize, 32usize);
+        let centre: Vec<f32> = (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let mut idx = FlatIndex::with_capacity(dim, n);
+        idx.enable_int8();
+        let mut reference = Vec::with_capacity(n);
+        for key in 0..n as u64 {
+            // The first 9,000 rows sit near the centre; the last 1,000 are spread out.
+            let v: Vec<f32> = if key < 9_000 {
+                centre
+                    .iter()
+                    .map(|x| x + rng.random_range(-0.3f32..0.3))
+                    .collect()
+            } else {
+                (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+            };
+            let v = unit(&v);
+            idx.upsert(key, &v);
+            reference.push((key, v));
+        }
+        let accept = |k: u64| k >= 9_000;
+        let q = unit(&centre);
+        let want = naive(&reference, &q, 5, &accept);
+        assert_eq!(idx.search_prefiltered(&q, 5, 40, 2_000, &accept), want);
+        assert_eq!(
+            idx.search_prefiltered(&q, 5, 40, 40, &accept),
+            idx.search_int8(&q, 5, 40, &accept)
+        );
     }
 
     #[test]
