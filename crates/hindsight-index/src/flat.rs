@@ -257,7 +257,7 @@ impl FlatIndex {
                         return parts;
                     }
                     let rows = i * size..((i + 1) * size).min(n);
-                    parts.push(self.int8_top(c, &q, q_scale, rows, rerank, &|_| true));
+                    parts.push(self.int8_top(c, &q, q_scale, rows, rerank, &|_| true, false));
                 }
             };
             let (mut parts, helper) = std::thread::scope(|scope| {
@@ -267,13 +267,14 @@ impl FlatIndex {
             match helper {
                 Ok(more) => {
                     parts.extend(more);
-                    merge_filtered(parts, rerank, accept)
-                        .unwrap_or_else(|| self.int8_top(c, &q, q_scale, 0..n, rerank, accept))
+                    merge_filtered(parts, rerank, accept).unwrap_or_else(|| {
+                        self.int8_top(c, &q, q_scale, 0..n, rerank, accept, false)
+                    })
                 }
-                Err(_) => self.int8_top(c, &q, q_scale, 0..n, rerank, accept),
+                Err(_) => self.int8_top(c, &q, q_scale, 0..n, rerank, accept, false),
             }
         } else {
-            self.int8_top(c, &q, q_scale, 0..n, rerank, accept)
+            self.int8_top(c, &q, q_scale, 0..n, rerank, accept, false)
         };
         self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k)
     }
@@ -381,26 +382,16 @@ impl FlatIndex {
             }
             Ok(pool.into_iter().map(|(slot, _)| slot).collect())
         });
+        let mut q = vec![0i8; self.dim];
+        let q_scale = quantize(query, &mut q);
         let pool: Vec<usize> = match pool {
             Ok(pool) => pool,
             Err(Fallback::Scan) => return self.search_int8(query, k, rerank, accept),
             Err(Fallback::Selective) => {
-                let mut q = vec![0i8; self.dim];
-                let q_scale = quantize(query, &mut q);
-                let dim = self.dim;
-                let rows = (0..n).filter(|&slot| accept(self.keys[slot])).map(|slot| {
-                    let code = &c.codes[slot * dim..(slot + 1) * dim];
-                    (
-                        int8_dot(code, &q) as f32 * c.scales[slot] * q_scale,
-                        self.keys[slot],
-                    )
-                });
-                let shortlist = top_k_scored(rows, rerank, &|_| true);
+                let shortlist = self.int8_top(c, &q, q_scale, 0..n, rerank, accept, true);
                 return self.search_keys(query, shortlist.into_iter().map(|(key, _)| key), k);
             }
         };
-        let mut q = vec![0i8; self.dim];
-        let q_scale = quantize(query, &mut q);
         let dim = self.dim;
         let code = |slot: usize| &c.codes[slot * dim..(slot + 1) * dim];
         let rows = prefetched(&pool, |&slot| code(slot)).map(|&slot| {
@@ -418,7 +409,10 @@ impl FlatIndex {
         top_k_scored(exact, k, &|_| true)
     }
 
-    /// The best `m` rows of `range` by approximate (int8) score.
+    /// The best `m` rows of `range` admitted by `accept`, by approximate (int8) score. With
+    /// `accept_first`, `accept` is asked of every row before it is scored (a filter rejecting
+    /// most rows); otherwise only of rows that would enter the best `m`.
+    #[allow(clippy::too_many_arguments)]
     fn int8_top(
         &self,
         c: &Int8Codes,
@@ -427,14 +421,16 @@ impl FlatIndex {
         range: std::ops::Range<usize>,
         m: usize,
         accept: &dyn Fn(u64) -> bool,
+        accept_first: bool,
     ) -> Vec<(u64, f32)> {
         let dim = self.dim;
         let rows = c.codes[range.start * dim..range.end * dim]
             .chunks_exact(dim)
             .zip(&c.scales[range.clone()])
             .zip(&self.keys[range])
+            .filter(|(_, key)| !accept_first || accept(**key))
             .map(|((code, &scale), &key)| (int8_dot(code, q) as f32 * scale * q_scale, key));
-        top_k_scored(rows, m, accept)
+        top_k_scored(rows, m, if accept_first { &|_| true } else { accept })
     }
 }
 
