@@ -114,6 +114,16 @@ impl From<Linear> for Dense {
 }
 
 impl Dense {
+    /// `w` in bf16, packed on first use.
+    fn bf16(&self) -> &PackedBf16 {
+        self.bf.get_or_init(|| PackedBf16::from_f32(&self.w))
+    }
+
+    /// `w` in int8, packed on first use.
+    fn int8(&self) -> &PackedI8 {
+        self.q8.get_or_init(|| PackedI8::from_f32(&self.w))
+    }
+
     /// `x · w + b (+ residual)` for `rows` input rows.
     fn apply(
         &self,
@@ -138,12 +148,9 @@ impl Dense {
         }
         match precision {
             Precision::F32 => matmul_packed(&mut out, rows, x, &self.w, threads),
-            Precision::Bf16 => {
-                let bf = self.bf.get_or_init(|| PackedBf16::from_f32(&self.w));
-                matmul_packed(&mut out, rows, x, bf, threads)
-            }
+            Precision::Bf16 => matmul_packed(&mut out, rows, x, self.bf16(), threads),
             Precision::Int8 => {
-                let q8 = self.q8.get_or_init(|| PackedI8::from_f32(&self.w));
+                let q8 = self.int8();
                 let (codes, row_scale) = quantize_rows(&x[..rows * self.w.k()], self.w.k());
                 // Zeroed by writing, not `vec!` (calloc): fresh zero-page mappings would fault
                 // again, with a TLB flush across threads, when the pool's threads write them.
@@ -324,10 +331,10 @@ impl BertEncoder {
                 match precision {
                     Precision::F32 => {}
                     Precision::Bf16 => {
-                        d.bf.get_or_init(|| PackedBf16::from_f32(&d.w));
+                        d.bf16();
                     }
                     Precision::Int8 => {
-                        d.q8.get_or_init(|| PackedI8::from_f32(&d.w));
+                        d.int8();
                     }
                 }
             }

@@ -238,6 +238,11 @@ impl PackedMatrix {
         assert_eq!(w.len(), k * n, "a {k}x{n} matrix needs {} values", k * n);
         Packed::pack(k, n, 1, |row, col| w[row * n + col], |v| v)
     }
+
+    /// Entry `(row, col)` of the matrix (what the bf16 and int8 packings read it by).
+    fn at(&self, row: usize, col: usize) -> f32 {
+        self.panel(col / PANEL)[row * PANEL + col % PANEL]
+    }
 }
 
 impl Panels for PackedMatrix {
@@ -277,8 +282,7 @@ impl PackedBf16 {
 
     /// The bf16 packing of an f32-packed matrix (made when a bf16 handle is, not at load).
     pub fn from_f32(m: &PackedMatrix) -> PackedBf16 {
-        let at = |row: usize, col: usize| m.panel(col / PANEL)[row * PANEL + col % PANEL];
-        Packed::pack(m.k, m.n, 2, at, bf16_bits)
+        Packed::pack(m.k, m.n, 2, |row, col| m.at(row, col), bf16_bits)
     }
 }
 
@@ -331,7 +335,7 @@ const INPUT_ZERO: i32 = 128;
 impl PackedI8 {
     /// The int8 packing of an f32-packed matrix (made when an int8 handle is, not at load).
     pub fn from_f32(m: &PackedMatrix) -> PackedI8 {
-        let at = |row: usize, col: usize| m.panel(col / PANEL)[row * PANEL + col % PANEL];
+        let at = |row: usize, col: usize| m.at(row, col);
         let scale: Vec<f32> = (0..m.n)
             .map(|col| {
                 let max = (0..m.k)
@@ -375,18 +379,7 @@ pub(crate) fn quantize_rows(x: &[f32], k: usize) -> (Vec<u8>, Vec<f32>) {
 #[inline(always)]
 fn quantize_generic(x: &[f32], k: usize, codes: &mut [u8], scales: &mut [f32]) {
     for ((row, out), scale) in x.chunks_exact(k).zip(codes.chunks_exact_mut(k)).zip(scales) {
-        // Sixteen running maxima: a single one is a serial dependency chain LLVM cannot widen.
-        let mut lanes = [0.0f32; 16];
-        let (chunks, rest) = row.as_chunks::<16>();
-        for chunk in chunks {
-            for (m, v) in lanes.iter_mut().zip(chunk) {
-                *m = m.max(v.abs());
-            }
-        }
-        let max = rest
-            .iter()
-            .chain(&lanes)
-            .fold(0.0f32, |m, v| m.max(v.abs()));
+        let max = reduce_by_lanes(row, f32::abs, f32::max);
         let s = if max > 0.0 { max / 127.0 } else { 1.0 };
         let inv = 1.0 / s;
         for (c, v) in out.iter_mut().zip(row) {
@@ -436,13 +429,25 @@ impl Panels for PackedI8 {
     }
     fn block(xt: &[u32], rows: usize, panel: &[i8], tile: &mut [[f32; PANEL]; BLOCK]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
-        {
+        if int8_is_native() {
             // SAFETY: the CPU supports AVX-512F and AVX-512 VNNI, all `i8_block_avx512` enables.
             return unsafe { i8_block_avx512(xt, rows, panel, tile) };
         }
         i8_block(xt, rows, panel, tile);
+    }
+}
+
+/// Whether this CPU runs the int8 product natively (AVX-512F and AVX-512 VNNI, what
+/// `i8_block_avx512` is compiled for); elsewhere the portable block runs it.
+pub(crate) fn int8_is_native() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -754,18 +759,26 @@ fn gelu_generic(xs: &mut [f32]) {
     }
 }
 
-/// `Σ f(x)` over `xs` in sixteen running sums: one sum is a serial chain of dependent adds that
-/// LLVM may not reorder (float addition is not associative), sixteen are one vector register.
+/// `f(x)` over `xs` combined by `op` (from 0) in sixteen running lanes: one accumulator is a
+/// serial chain of dependent operations that LLVM may not reorder (float addition is not
+/// associative, and `max` has NaN rules), sixteen are one vector register.
 #[inline(always)]
-fn sum_by_lanes(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+fn reduce_by_lanes(xs: &[f32], f: impl Fn(f32) -> f32, op: impl Fn(f32, f32) -> f32) -> f32 {
     let mut lanes = [0.0f32; 16];
     let (chunks, rest) = xs.as_chunks::<16>();
     for chunk in chunks {
         for (l, v) in lanes.iter_mut().zip(chunk) {
-            *l += f(*v);
+            *l = op(*l, f(*v));
         }
     }
-    lanes.iter().sum::<f32>() + rest.iter().map(|v| f(*v)).sum::<f32>()
+    let lanes = lanes.iter().fold(0.0f32, |a, &l| op(a, l));
+    op(lanes, rest.iter().fold(0.0f32, |a, &v| op(a, f(v))))
+}
+
+/// `Σ f(x)` over `xs` ([`reduce_by_lanes`] with `+`).
+#[inline(always)]
+fn sum_by_lanes(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    reduce_by_lanes(xs, f, |a, b| a + b)
 }
 
 #[inline(always)]
