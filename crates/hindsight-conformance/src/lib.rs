@@ -90,6 +90,7 @@ macro_rules! store_conformance_tests {
             update_applies_patch,
             scan_pages_in_id_order,
             namespaces_stats_and_flush,
+            unpublished_inserts_are_found_after_publish,
             set_status_transitions_and_visibility,
             record_access_counts_and_timestamps,
             record_access_is_atomic_under_concurrency,

@@ -72,8 +72,24 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// The embedding space of stored vectors.
     fn embedding_space(&self) -> &EmbeddingSpace;
 
-    /// Persists a new memory with its vector. Fails with `Conflict` if the id exists.
+    /// Persists a new memory with its vector. Fails with `Conflict` if the id exists. On return
+    /// every retrieval path can find it.
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()>;
+
+    /// [`Store::insert`], except that the keyword path may find the memory only after the next
+    /// [`Store::publish`]. On return it is durable in the source of truth and `get`, the vector
+    /// and the structured paths have it. A writer that serialises its own inserts (the engine's
+    /// per-namespace lock) releases its lock before publishing, so that concurrent writers share
+    /// one index commit. The default is `insert`.
+    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        self.insert(memory, vector).await
+    }
+
+    /// Makes every write acknowledged before this call visible to every retrieval path. A no-op
+    /// for stores whose writes are visible on return (the default).
+    async fn publish(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Persists many memories in one transaction (bulk import). All or nothing.
     async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()>;

@@ -885,18 +885,27 @@ impl Engine {
 
         let id = new.id.clone().unwrap_or_else(new_id);
         let memory = self.materialize(&new, id.clone(), content, status, reason, now);
-        self.store.insert(&memory, &vector).await?;
-        for old in &superseded {
-            self.store
-                .set_status(
-                    &new.namespace,
-                    old,
-                    Status::Superseded,
-                    Some("contradicted by a newer memory"),
-                    Some(&id),
-                )
-                .await?;
+        let written = async {
+            self.store.insert_unpublished(&memory, &vector).await?;
+            for old in &superseded {
+                self.store
+                    .set_status(
+                        &new.namespace,
+                        old,
+                        Status::Superseded,
+                        Some("contradicted by a newer memory"),
+                        Some(&id),
+                    )
+                    .await?;
+            }
+            Ok::<_, Error>(())
         }
+        .await;
+        // The next write's placement needs the memory in the vector path, which has it; only
+        // the keyword index waits for a commit, which writers that queued meanwhile share.
+        drop(_guard);
+        self.store.publish().await?;
+        written?;
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
         Ok(StoreOutcome {
             id,

@@ -2,7 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -43,11 +44,21 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Writes that change indexed text bump a `generation` counter in the `meta` table; the keyword index
 /// stores the generation it reflects, and [`SqliteStore::open`] rebuilds it when the two differ (a
 /// crash between the SQLite commit and the index commit, or a deleted `tantivy/` directory).
+///
+/// Keyword-index commits are grouped: a write adds its document under the write lock, then
+/// [`SqliteStore::publish_through`] commits everything added so far unless a commit that started
+/// later already covered it. Concurrent writers thus share one commit (a tantivy commit costs
+/// ~10 ms however few documents it holds), and it runs on the blocking pool, not on an async worker.
 pub struct SqliteStore {
     pool: SqlitePool,
     space: EmbeddingSpace,
     state: RwLock<State>,
-    keyword: KeywordIndex,
+    keyword: Arc<KeywordIndex>,
+    /// Generation of the newest text change added to the keyword writer (set under `write_lock`,
+    /// after the add: a commit that reads it covers that generation).
+    staged: AtomicU64,
+    /// Held while the keyword index commits; the generation the last commit made visible.
+    published: tokio::sync::Mutex<u64>,
     /// Serialises index-changing writes so generations reach the keyword index in order.
     write_lock: tokio::sync::Mutex<()>,
     data_dir: Option<PathBuf>,
@@ -390,7 +401,7 @@ impl SqliteStore {
                 tx.commit().await.map_err(db_err)?;
             }
         }
-        let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
+        let keyword = Arc::new(KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?);
         Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf()), ann).await
     }
 
@@ -411,7 +422,7 @@ impl SqliteStore {
                 data_dir.join(DB_FILE).display()
             )));
         };
-        let keyword = KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?;
+        let keyword = Arc::new(KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?);
         Self::assemble(
             pool,
             space,
@@ -433,25 +444,28 @@ impl SqliteStore {
         let mut tx = pool.begin().await.map_err(db_err)?;
         write_space(&mut tx, &space).await?;
         tx.commit().await.map_err(db_err)?;
-        let keyword = KeywordIndex::open_in_ram()?;
+        let keyword = Arc::new(KeywordIndex::open_in_ram()?);
         Self::assemble(pool, space, keyword, None, ann).await
     }
 
     async fn assemble(
         pool: SqlitePool,
         space: EmbeddingSpace,
-        keyword: KeywordIndex,
+        keyword: Arc<KeywordIndex>,
         data_dir: Option<PathBuf>,
         ann: AnnConfig,
     ) -> Result<Self> {
         let state = load_state(&pool, &space, ann).await?;
         sync_keyword_index(&pool, &keyword).await?;
         tracing::debug!(rows = state.rows.len(), %space, "sqlite store opened");
+        let published = keyword.watermark().unwrap_or(0);
         Ok(SqliteStore {
             pool,
             space,
             state: RwLock::new(state),
             keyword,
+            staged: AtomicU64::new(published),
+            published: tokio::sync::Mutex::new(published),
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
             ann,
@@ -547,6 +561,47 @@ impl SqliteStore {
             ..
         } = self;
         Self::assemble(pool, new_space, keyword, data_dir, ann).await
+    }
+
+    /// Writes one memory to SQLite, the in-memory state and the keyword writer (not yet
+    /// committed there); returns the generation to publish through.
+    async fn insert_staged(&self, memory: &Memory, vector: &[f32]) -> Result<u64> {
+        validate_memory(memory)?;
+        check_dim(&self.space, vector, "vector")?;
+        let _w = self.write_lock.lock().await;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let key = insert_row(&mut tx, memory, vector).await?;
+        let generation = bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(db_err)?;
+        self.write_state()?
+            .upsert(key, RowMeta::of(memory), Some(vector));
+        self.keyword
+            .add(key, memory.namespace.as_str(), &memory.index_text())
+            .map_err(index_lag)?;
+        self.staged.fetch_max(generation, Ordering::SeqCst);
+        Ok(generation)
+    }
+
+    /// Makes the keyword index show every text change up to `generation` (group commit).
+    ///
+    /// One commit at a time; it covers everything staged when it starts, so a writer that waited
+    /// behind a commit which already covered its generation returns without committing. The
+    /// watermark recorded is a generation whose document was added before the commit started:
+    /// it never claims a write the commit lacks (it may lag one it holds, which only costs a
+    /// rebuild at the next open after a crash).
+    async fn publish_through(&self, generation: u64) -> Result<()> {
+        let mut published = self.published.lock().await;
+        if *published >= generation {
+            return Ok(());
+        }
+        let target = self.staged.load(Ordering::SeqCst);
+        let keyword = Arc::clone(&self.keyword);
+        tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
+            .await
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))?
+            .map_err(index_lag)?;
+        *published = target;
+        Ok(())
     }
 
     fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {
@@ -723,22 +778,17 @@ impl Store for SqliteStore {
     }
 
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
-        let _w = self.write_lock.lock().await;
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let key = insert_row(&mut tx, memory, vector).await?;
-        let generation = bump_generation(&mut tx).await?;
-        tx.commit().await.map_err(db_err)?;
-        self.write_state()?
-            .upsert(key, RowMeta::of(memory), Some(vector));
-        self.keyword
-            .add(key, memory.namespace.as_str(), &memory.index_text())
-            .map_err(index_lag)?;
-        self.keyword
-            .commit_with_watermark(generation)
-            .map_err(index_lag)?;
-        Ok(())
+        let generation = self.insert_staged(memory, vector).await?;
+        self.publish_through(generation).await
+    }
+
+    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        self.insert_staged(memory, vector).await.map(drop)
+    }
+
+    async fn publish(&self) -> Result<()> {
+        self.publish_through(self.staged.load(Ordering::SeqCst))
+            .await
     }
 
     async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
@@ -769,10 +819,9 @@ impl Store for SqliteStore {
                 .add(*key, m.namespace.as_str(), &m.index_text())
                 .map_err(index_lag)?;
         }
-        self.keyword
-            .commit_with_watermark(generation)
-            .map_err(index_lag)?;
-        Ok(())
+        self.staged.fetch_max(generation, Ordering::SeqCst);
+        drop(_w);
+        self.publish_through(generation).await
     }
 
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
@@ -880,9 +929,9 @@ impl Store for SqliteStore {
             self.keyword
                 .add(key, ns.as_str(), &m.index_text())
                 .map_err(index_lag)?;
-            self.keyword
-                .commit_with_watermark(generation)
-                .map_err(index_lag)?;
+            self.staged.fetch_max(generation, Ordering::SeqCst);
+            drop(_w);
+            self.publish_through(generation).await?;
         }
         Ok(m)
     }
@@ -1057,9 +1106,9 @@ impl Store for SqliteStore {
         for (key, _) in &doomed {
             self.keyword.delete(*key as u64).map_err(index_lag)?;
         }
-        self.keyword
-            .commit_with_watermark(generation)
-            .map_err(index_lag)?;
+        self.staged.fetch_max(generation, Ordering::SeqCst);
+        drop(_w);
+        self.publish_through(generation).await?;
         tracing::info!(namespace = %ns, purged = doomed.len(), "purged forgotten memories");
         Ok(doomed.into_iter().map(|(_, id)| MemoryId(id)).collect())
     }
@@ -1219,7 +1268,14 @@ impl Store for SqliteStore {
 
     async fn flush(&self) -> Result<()> {
         let _w = self.write_lock.lock().await;
-        self.keyword.commit()?;
+        let mut published = self.published.lock().await;
+        let staged = self.staged.load(Ordering::SeqCst);
+        let keyword = Arc::clone(&self.keyword);
+        tokio::task::spawn_blocking(move || keyword.commit_with_watermark(staged))
+            .await
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))??;
+        *published = staged;
+        drop(published);
         if self.data_dir.is_some() {
             sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&self.pool)

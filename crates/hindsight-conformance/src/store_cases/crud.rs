@@ -959,3 +959,82 @@ pub async fn namespaces_stats_and_flush(factory: &dyn StoreFactory) {
         s.backend_name()
     );
 }
+
+/// Concurrent `insert_unpublished` calls, then one `publish`: every memory is readable by `get`
+/// as soon as its insert returns, and every retrieval path finds all of them after the publish
+/// (no `flush`). This is how the engine writes: placement of the next write reads the vector
+/// path before anyone published, and the writer publishes before it answers.
+pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFactory) {
+    // One memory per axis, so that each vector's nearest memory is its own.
+    const WORDS: [&str; DIM] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let mut tasks = Vec::new();
+    for i in 0..DIM {
+        let shared = store.shared();
+        tasks.push(tokio::spawn(async move {
+            let m = memory(
+                "ns-a",
+                &format!("u{i}"),
+                MemoryKind::Semantic,
+                &format!("grouped write {} shared", WORDS[i]),
+            );
+            shared.insert_unpublished(&m, &axis(i)).await?;
+            let got = shared.get(&m.namespace, &m.id).await?;
+            Ok::<_, hindsight_core::Error>((m.id, got.map(|g| g.content)))
+        }));
+    }
+    for task in tasks {
+        match task.await {
+            Ok(r) => {
+                let (id, content) = ok(s, "insert_unpublished, then get", r);
+                assert!(
+                    content.is_some(),
+                    "{}: {id} not readable right after insert_unpublished returned",
+                    s.backend_name()
+                );
+            }
+            Err(e) => panic!("{}: insert task panicked: {e}", s.backend_name()),
+        }
+    }
+    ok(s, "publish", s.publish().await);
+    let all = ok(
+        s,
+        "keyword_search",
+        s.keyword_search(&a, "shared", 20, &Filter::default()).await,
+    );
+    assert_eq!(
+        sorted(ids(&all)),
+        sorted((0..DIM).map(|i| mid(&format!("u{i}"))).collect()),
+        "{}: keyword search after publish must find every unpublished insert",
+        s.backend_name()
+    );
+    for i in [0usize, 5, DIM - 1] {
+        let one = ok(
+            s,
+            "keyword_search",
+            s.keyword_search(&a, WORDS[i], 5, &Filter::default()).await,
+        );
+        assert_eq!(
+            ids(&one),
+            vec![mid(&format!("u{i}"))],
+            "{}: keyword search for {}",
+            s.backend_name(),
+            WORDS[i]
+        );
+        let near = ok(
+            s,
+            "vector_search",
+            s.vector_search(&a, &axis(i), 1, &Filter::default()).await,
+        );
+        assert_eq!(
+            ids(&near),
+            vec![mid(&format!("u{i}"))],
+            "{}: vector search on axis {i}",
+            s.backend_name()
+        );
+    }
+}

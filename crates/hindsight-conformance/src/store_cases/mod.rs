@@ -11,7 +11,8 @@ pub use crud::{
     duplicate_id_in_other_namespace_conflicts, duplicate_insert_conflicts_and_keeps_original,
     get_many_keeps_order_and_skips_missing, get_many_sees_every_write,
     insert_batch_is_all_or_nothing, insert_get_roundtrip_preserves_every_field,
-    namespaces_stats_and_flush, scan_pages_in_id_order, update_applies_patch,
+    namespaces_stats_and_flush, scan_pages_in_id_order,
+    unpublished_inserts_are_found_after_publish, update_applies_patch,
     wrong_dimension_is_embedding_mismatch,
 };
 pub use isolation::namespace_isolation_holds_for_random_stores;

@@ -869,3 +869,85 @@ async fn get_many_agrees_with_get_after_racing_access_records() {
         );
     }
 }
+
+/// `insert_unpublished` leaves the keyword commit to `publish` (which concurrent writers share);
+/// a store dropped before anyone published (a crash) loses nothing: SQLite has the write, the
+/// index's watermark lags, and the next open rebuilds it.
+#[tokio::test]
+async fn unpublished_writes_wait_for_publish_and_survive_a_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = Filter::default();
+    {
+        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        seed(&store).await;
+        store
+            .insert_unpublished(
+                &mem("a", "m5", "retry with exponential backoff"),
+                &vec_of([0.0, 0.0, 0.0, 1.0]),
+            )
+            .await
+            .expect("insert_unpublished");
+        assert!(
+            store
+                .get(&ns("a"), &MemoryId::from("m5"))
+                .await
+                .expect("get")
+                .is_some(),
+            "the source of truth has the write at once"
+        );
+        assert_eq!(
+            ids(&store
+                .vector_search(&ns("a"), &vec_of([0.0, 0.0, 0.0, 1.0]), 1, &f)
+                .await
+                .expect("vector")),
+            vec!["m5"],
+            "the vector path has it at once (the next write's placement reads it)"
+        );
+        assert!(
+            store
+                .keyword_search(&ns("a"), "backoff", 5, &f)
+                .await
+                .expect("kw")
+                .is_empty(),
+            "the keyword commit waits for publish"
+        );
+        store
+            .insert_unpublished(
+                &mem("a", "m6", "backoff with jitter"),
+                &vec_of([0.0, 0.0, 1.0, 0.0]),
+            )
+            .await
+            .expect("insert_unpublished");
+        store.publish().await.expect("publish");
+        let mut found = ids(&store
+            .keyword_search(&ns("a"), "backoff", 5, &f)
+            .await
+            .expect("kw"))
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+        found.sort();
+        assert_eq!(found, vec!["m5", "m6"], "one publish covers both writes");
+        store
+            .insert_unpublished(
+                &mem("a", "m7", "backoff ceiling of thirty seconds"),
+                &vec_of([0.0, 1.0, 0.0, 0.0]),
+            )
+            .await
+            .expect("insert_unpublished");
+        // Dropped without publish or flush: the keyword writer's pending document is lost.
+    }
+    let store = SqliteStore::open(dir.path(), space())
+        .await
+        .expect("reopen");
+    let found = store
+        .keyword_search(&ns("a"), "backoff", 5, &f)
+        .await
+        .expect("kw");
+    assert_eq!(
+        found.len(),
+        3,
+        "the reopen rebuilt the lagging index: {found:?}"
+    );
+    assert!(ids(&found).contains(&"m7"));
+}
