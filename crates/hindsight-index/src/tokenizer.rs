@@ -23,6 +23,18 @@ fn jieba() -> &'static Jieba {
     JIEBA.get_or_init(Jieba::new)
 }
 
+/// Loads jieba's dictionary on a background thread, so that the first CJK text a server
+/// tokenizes (a write or a query) does not wait for it; a tokenizer that needs it before the load
+/// finishes waits for that load instead of starting its own.
+pub(crate) fn warm_up() {
+    // Without a thread (the spawn failed) the first use loads it, as before.
+    let _ = std::thread::Builder::new()
+        .name("jieba-load".into())
+        .spawn(|| {
+            jieba();
+        });
+}
+
 /// Chinese/Japanese/Korean script characters handed to jieba.
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
