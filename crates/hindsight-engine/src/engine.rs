@@ -151,6 +151,50 @@ impl SearchTimings {
     }
 }
 
+/// The time since `*clock`, restarting it.
+fn lap(clock: &mut Instant) -> Duration {
+    let now = Instant::now();
+    let d = now - *clock;
+    *clock = now;
+    d
+}
+
+/// Where one write spent its time, stage by stage (wall time as the write saw it; a stage that
+/// did not run stays zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreTimings {
+    /// The document embedding (twice when the guard redacted the text).
+    pub embedding: Duration,
+    /// The guard's verdict and the guard-lesson check.
+    pub guard: Duration,
+    /// Waiting for the namespace's write lock (writes to one namespace place one at a time).
+    pub lock_wait: Duration,
+    /// Under the lock: the duplicate / conflict placement among similar memories (or, for a
+    /// quarantined write, the check for an identical held copy).
+    pub place: Duration,
+    /// Under the lock: writing the memory (and superseded statuses) to the store.
+    pub insert: Duration,
+    /// After the lock: the store's publish (the keyword index commit, shared by the writes that
+    /// queued for it).
+    pub publish: Duration,
+    pub total: Duration,
+}
+
+impl StoreTimings {
+    /// Every stage with its name, in pipeline order (the names a profile reports them under).
+    pub fn stages(&self) -> [(&'static str, Duration); 7] {
+        [
+            ("embedding", self.embedding),
+            ("guard", self.guard),
+            ("lock_wait", self.lock_wait),
+            ("place", self.place),
+            ("insert", self.insert),
+            ("publish", self.publish),
+            ("total", self.total),
+        ]
+    }
+}
+
 /// Every path's raw candidates for one query plus the memories they refer to: the input of the
 /// pure ranking step. The eval harness computes these once per query and ranks them under many
 /// setups.
@@ -792,6 +836,28 @@ impl Engine {
     /// `quarantined` and its provenance in `status_reason` (see [`GuardProvenance`]); it skips
     /// dedup/conflict so it can neither refresh nor supersede an active memory.
     pub async fn store_memory(&self, new: NewMemory, now: DateTime<Utc>) -> Result<StoreOutcome> {
+        Ok(self.store_memory_timed(new, now).await?.0)
+    }
+
+    /// [`Engine::store_memory`], also returning where the time went (the server's profile).
+    pub async fn store_memory_timed(
+        &self,
+        new: NewMemory,
+        now: DateTime<Utc>,
+    ) -> Result<(StoreOutcome, StoreTimings)> {
+        let started = Instant::now();
+        let mut timings = StoreTimings::default();
+        let outcome = self.store_memory_in(new, now, &mut timings).await?;
+        timings.total = started.elapsed();
+        Ok((outcome, timings))
+    }
+
+    async fn store_memory_in(
+        &self,
+        new: NewMemory,
+        now: DateTime<Utc>,
+        timings: &mut StoreTimings,
+    ) -> Result<StoreOutcome> {
         self.validate_new(&new)?;
         if new.status.is_some_and(|s| s != Status::Active) {
             // Only an import restores other statuses; a write that asked for one and got an
@@ -804,14 +870,20 @@ impl Engine {
         }
         let mut new = new;
         self.redact_labels(&mut new.tags, &mut new.entities);
+        let mut clock = Instant::now();
         let vector = self
             .embed_one_document(index_text(&new.content, &new.context))
             .await?;
+        timings.embedding = lap(&mut clock);
         let mut decision = self.guard.check(&new, Some(&vector));
         let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
+        timings.guard = lap(&mut clock);
         let vector = if verdict.redacted {
-            self.embed_one_document(index_text(&verdict.content, &verdict.context))
-                .await?
+            let v = self
+                .embed_one_document(index_text(&verdict.content, &verdict.context))
+                .await?;
+            timings.embedding += lap(&mut clock);
+            v
         } else {
             vector
         };
@@ -824,6 +896,7 @@ impl Engine {
             decision = lesson;
             verdict = Verdict::resolve(&new, &decision, Status::Active)?.keep_content(verdict);
         }
+        timings.guard += lap(&mut clock);
         let (content, status, reason) = (verdict.content, verdict.status, verdict.reason);
         // What is stored is the (possibly redacted) context, never the caller's secrets.
         let new = NewMemory {
@@ -833,6 +906,7 @@ impl Engine {
 
         let lock = self.ns_lock(&new.namespace);
         let _guard = lock.lock().await;
+        timings.lock_wait = lap(&mut clock);
         if let Some(id) = &new.id
             && self.store.get(&new.namespace, id).await?.is_some()
         {
@@ -846,6 +920,7 @@ impl Engine {
         if status == Status::Active {
             let kind = stored_kind(&new);
             placement = self.place(&new, kind, &content, &vector, None).await?;
+            timings.place = lap(&mut clock);
             if let Some(top) = &placement.duplicate_of {
                 self.store
                     .record_access(&new.namespace, std::slice::from_ref(top), now)
@@ -882,6 +957,7 @@ impl Engine {
             related,
             ..
         } = placement;
+        timings.place += lap(&mut clock);
 
         let id = new.id.clone().unwrap_or_else(new_id);
         let memory = self.materialize(&new, id.clone(), content, status, reason, now);
@@ -901,10 +977,12 @@ impl Engine {
             Ok::<_, Error>(())
         }
         .await;
+        timings.insert = lap(&mut clock);
         // The next write's placement needs the memory in the vector path, which has it; only
         // the keyword index waits for a commit, which writers that queued meanwhile share.
         drop(_guard);
         self.store.publish().await?;
+        timings.publish = lap(&mut clock);
         written?;
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
         Ok(StoreOutcome {

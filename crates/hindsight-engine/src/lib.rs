@@ -34,7 +34,7 @@ pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects
 pub use consensus::{ConsensusConfig, LESSON_TAG, RuleConsensus, looks_like_directive};
 pub use engine::{
     Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest,
-    SearchResponse, SearchTimings, StoreOutcome,
+    SearchResponse, SearchTimings, StoreOutcome, StoreTimings,
 };
 pub use quarantine::{GuardProvenance, QuarantinedMemory, ReleaseOutcome};
 pub use working::InProcessWorkingMemory;

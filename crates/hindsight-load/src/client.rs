@@ -265,31 +265,45 @@ impl McpClient {
 
 /// Converts the server's profile JSON (its wire format) into the report type.
 fn parse_profile(v: &Value) -> Option<ServerProfile> {
-    let num = |s: &Value, key: &str| s.get(key).and_then(Value::as_f64).unwrap_or(0.0);
-    let stages = v
-        .get("stages")?
-        .as_array()?
-        .iter()
-        .filter_map(|s| {
-            Some(StageStats {
-                stage: s.get("stage")?.as_str()?.to_owned(),
-                count: s.get("count").and_then(Value::as_u64).unwrap_or(0),
-                mean_ms: num(s, "mean_ms"),
-                p50_ms: num(s, "p50_ms"),
-                p95_ms: num(s, "p95_ms"),
-                p99_ms: num(s, "p99_ms"),
-                max_ms: num(s, "max_ms"),
-            })
-        })
-        .collect();
+    let stores = v.get("stores");
     Some(ServerProfile {
         searches: v.get("searches")?.as_u64()?,
         cached_embeddings: v
             .get("cached_embeddings")
             .and_then(Value::as_u64)
             .unwrap_or(0),
-        stages,
+        stages: parse_stages(v.get("stages")?)?,
+        // Servers from before store profiling send no `stores`.
+        stores: stores
+            .and_then(|s| s.get("count"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        store_stages: stores
+            .and_then(|s| s.get("stages"))
+            .and_then(parse_stages)
+            .unwrap_or_default(),
     })
+}
+
+/// A profile's stage list; stages without a name are dropped.
+fn parse_stages(v: &Value) -> Option<Vec<StageStats>> {
+    let num = |s: &Value, key: &str| s.get(key).and_then(Value::as_f64).unwrap_or(0.0);
+    Some(
+        v.as_array()?
+            .iter()
+            .filter_map(|s| {
+                Some(StageStats {
+                    stage: s.get("stage")?.as_str()?.to_owned(),
+                    count: s.get("count").and_then(Value::as_u64).unwrap_or(0),
+                    mean_ms: num(s, "mean_ms"),
+                    p50_ms: num(s, "p50_ms"),
+                    p95_ms: num(s, "p95_ms"),
+                    p99_ms: num(s, "p99_ms"),
+                    max_ms: num(s, "max_ms"),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn truncate(s: &str) -> String {
@@ -344,6 +358,14 @@ mod tests {
         assert_eq!(p.stages[0].p95_ms, 7.0);
         assert_eq!(p.stages[0].count, 3);
         assert_eq!(p.stages[1].p50_ms, 0.0);
+        assert_eq!((p.stores, p.store_stages.len()), (0, 0), "no stores sent");
+        let with_stores = json!({"searches": 0, "stages": [], "stores": {"count": 4, "stages": [
+            {"stage": "publish", "count": 4, "mean_ms": 9.0, "p50_ms": 8.0, "p95_ms": 12.0, "p99_ms": 13.0, "max_ms": 14.0},
+        ]}});
+        let p = parse_profile(&with_stores).expect("profile");
+        assert_eq!(p.stores, 4);
+        assert_eq!(p.store_stages[0].stage, "publish");
+        assert_eq!(p.store_stages[0].p50_ms, 8.0);
         assert!(parse_profile(&json!({"error": "unauthorized"})).is_none());
     }
 

@@ -1,5 +1,5 @@
 //! Streamable HTTP transport: `POST /mcp` (stateless, JSON responses) behind bearer-token auth,
-//! plus an unauthenticated `GET /healthz` and the auth-protected search profile at `/debug/profile`.
+//! plus an unauthenticated `GET /healthz` and the auth-protected search and store profile at `/debug/profile`.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,7 +35,7 @@ pub enum HttpAuth {
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The axum router: `/mcp` (auth-protected MCP endpoint), `/healthz`, and `/debug/profile`
-/// (auth-protected: `GET` the per-stage search profile, `DELETE` to reset it, which needs a token
+/// (auth-protected: `GET` the per-stage search and store profile, `DELETE` to reset it, which needs a token
 /// with write access).
 pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
     let prototype = HindsightMcp::new(state.clone(), Access::none());
@@ -148,11 +148,11 @@ async fn reset_profile(
     Extension(access): Extension<Access>,
 ) -> Response {
     if !access.write {
-        warn!(token = %access.name, "refused to reset the search profile: read-only token");
+        warn!(token = %access.name, "refused to reset the search and store profile: read-only token");
         return json_error(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "resetting the search profile needs a token with write access",
+            "resetting the search and store profile needs a token with write access",
         );
     }
     state.profile().reset();

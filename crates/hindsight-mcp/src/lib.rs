@@ -16,8 +16,9 @@
 //! - [`serve_stdio`] and [`serve_http`] run the two transports with graceful shutdown;
 //!   [`router`] is the axum app (`POST /mcp`, `GET /healthz`, and `GET`/`DELETE /debug/profile`
 //!   behind the same auth as `/mcp`; resetting needs write access) for embedding and tests.
-//! - [`SearchProfile`] keeps per-stage latency histograms of every `memory_search` (from the
-//!   engine's `SearchTimings`), which the load harness reads to split server time by stage.
+//! - [`Profile`] keeps per-stage latency histograms of every `memory_search` and `memory_store`
+//!   (from the engine's `SearchTimings` and `StoreTimings`), which the load harness reads to split
+//!   server time by stage.
 
 mod auth;
 mod error;
@@ -30,7 +31,7 @@ mod wire;
 pub use auth::{Access, AuthConfig, MAX_NAMESPACE_CHARS, NamespaceGrant, validate_namespace};
 pub use error::{REJECTED, UNAUTHORIZED, to_mcp};
 pub use http::{DRAIN_TIMEOUT, HttpAuth, router, serve_http};
-pub use profile::SearchProfile;
+pub use profile::Profile;
 pub use server::{
     HindsightMcp, MAX_STEPS, MAX_TOP_K, MAX_WORKING_VALUE_CHARS, ServerOptions, ServerState,
 };

@@ -20,7 +20,7 @@ use tracing::{info, warn};
 
 use crate::auth::Access;
 use crate::error::{invalid, to_mcp};
-use crate::profile::SearchProfile;
+use crate::profile::Profile;
 use crate::wire::*;
 
 /// Most hits a search may ask for.
@@ -73,7 +73,7 @@ pub struct ServerState {
     options: ServerOptions,
     in_flight: AtomicUsize,
     idle: Notify,
-    profile: SearchProfile,
+    profile: Profile,
 }
 
 /// Decrements the in-flight count when a call ends (also on panic or cancellation).
@@ -101,7 +101,7 @@ impl ServerState {
             options,
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
-            profile: SearchProfile::default(),
+            profile: Profile::default(),
         }
     }
 
@@ -114,7 +114,7 @@ impl ServerState {
     }
 
     /// Per-stage timings of the `memory_search` calls served (since the last reset).
-    pub fn profile(&self) -> &SearchProfile {
+    pub fn profile(&self) -> &Profile {
         &self.profile
     }
 
@@ -264,7 +264,8 @@ impl HindsightMcp {
             ..NewMemory::default()
         };
         let kind = new.kind;
-        let out = mcp(self.state.engine.store_memory(new, Utc::now()).await)?;
+        let (out, timings) = mcp(self.state.engine.store_memory_timed(new, Utc::now()).await)?;
+        self.state.profile.record_store(&timings);
         info!(tool = "memory_store", namespace = %ns, id = %out.id, %kind, deduplicated = out.deduplicated,
               superseded = out.superseded.len(), status = %out.status, "stored memory");
         Ok(Json(StoreResult::from_outcome(out, ns.as_str())))

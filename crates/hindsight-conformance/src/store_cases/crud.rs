@@ -973,14 +973,14 @@ pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFact
     let s = &*store;
     let a = ns("ns-a");
     let mut tasks = Vec::new();
-    for i in 0..DIM {
+    for (i, word) in WORDS.iter().enumerate() {
         let shared = store.shared();
         tasks.push(tokio::spawn(async move {
             let m = memory(
                 "ns-a",
                 &format!("u{i}"),
                 MemoryKind::Semantic,
-                &format!("grouped write {} shared", WORDS[i]),
+                &format!("grouped write {word} shared"),
             );
             shared.insert_unpublished(&m, &axis(i)).await?;
             let got = shared.get(&m.namespace, &m.id).await?;

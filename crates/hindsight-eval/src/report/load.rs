@@ -71,6 +71,13 @@ pub struct ServerProfile {
     /// Of those, how many found their query embedding in the cache.
     pub cached_embeddings: u64,
     pub stages: Vec<StageStats>,
+    /// Stores the server recorded during the level (0 from servers that profile searches only).
+    #[serde(default)]
+    pub stores: u64,
+    /// The stores' stages (`embedding`, `guard`, `lock_wait`, `place`, `insert`, `publish`,
+    /// `total`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub store_stages: Vec<StageStats>,
 }
 
 /// Latency of one server-side search stage (`embedding`, `keyword`, `vector`, `total`, ...).
@@ -290,6 +297,46 @@ fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
     }
 }
 
+/// The server-side stage table of `memory_store` for the same levels as the search table.
+fn write_store_profiles(md: &mut String, summary: &LoadSummary) {
+    let levels: Vec<(&LoadLevel, &ServerProfile)> = summary
+        .levels
+        .iter()
+        .filter(|l| l.mode == "closed" && [1, 2, 16].contains(&l.concurrency))
+        .filter_map(|l| l.server.as_ref().map(|p| (l, p)))
+        .filter(|(_, p)| p.stores > 0)
+        .collect();
+    if levels.is_empty() {
+        return;
+    }
+    md.push_str(
+        "\n## Where the server spends a store\n\nServer-side stage timings of `memory_store`. \
+         Writes to one namespace place one at a time: `lock_wait` is the wait for the \
+         namespace's lock, `place` the duplicate / conflict check and `insert` the write under \
+         it; `publish` (after the lock) is the keyword index commit, which the writes that \
+         queued for it share. `ran` counts the stores that ran a stage (a duplicate stops after \
+         `place`).\n\n\
+         | phase | concurrency | stores | stage | ran | p50 ms | p95 ms | mean ms |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (l, p) in levels {
+        for st in &p.store_stages {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+                l.phase,
+                l.concurrency,
+                p.stores,
+                st.stage,
+                st.count,
+                st.p50_ms,
+                st.p95_ms,
+                st.mean_ms
+            );
+        }
+    }
+}
+
 fn table_err(e: polars::error::PolarsError) -> EvalError {
     EvalError::Plot {
         plot: "load table".into(),
@@ -451,6 +498,7 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
         }
     }
     write_server_profiles(&mut md, summary);
+    write_store_profiles(&mut md, summary);
     for note in &summary.notes {
         let _ = writeln!(md, "\n- {note}");
     }
@@ -699,6 +747,20 @@ mod tests {
                             max_ms: 4.0,
                         },
                     ],
+                    stores: if c == 1 { 7 } else { 0 },
+                    store_stages: if c == 1 {
+                        vec![StageStats {
+                            stage: "publish".into(),
+                            count: 7,
+                            mean_ms: 9.0,
+                            p50_ms: 8.5,
+                            p95_ms: 12.25,
+                            p99_ms: 13.0,
+                            max_ms: 14.0,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
                 }),
             })
             .collect();
@@ -801,6 +863,13 @@ mod tests {
         assert!(md.contains("(transport, JSON, MCP) |  | 0.500 |"), "{md}");
         assert!(md.contains("(transport, JSON, MCP) |  | 1.000 |"), "{md}");
         assert!(!md.contains("| warm | 4 | 50"), "{md}");
+        // The store table lists the level that recorded stores, and only it.
+        assert!(md.contains("## Where the server spends a store"), "{md}");
+        assert!(
+            md.contains("| warm | 1 | 7 | publish | 7 | 8.500 | 12.250 | 9.000 |"),
+            "{md}"
+        );
+        assert!(!md.contains("| warm | 2 | 0 | publish"), "{md}");
         // The HTML page carries the same sections: the recall sweeps and the stage profile as
         // tables, the level table once.
         let page = std::fs::read_to_string(dir.path().join("index.html")).expect("html");
