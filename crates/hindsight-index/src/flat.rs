@@ -25,6 +25,10 @@ pub struct FlatIndex {
 /// asked for) before the int8 scan answers instead (see [`FlatIndex::search_prefiltered`]).
 const PREFILTER_POOL_CAP_MIN: usize = 4096;
 
+/// From this many rows the exact scan splits over two threads (100k rows: see
+/// `VectorIndex::search`).
+const PARALLEL_EXACT_MIN_ROWS: usize = 32_768;
+
 /// From this many rows the int8 scan splits over two threads (a thread costs tens of µs; the
 /// scan of 32k rows about 0.4 ms).
 const PARALLEL_INT8_MIN_ROWS: usize = 32_768;
@@ -591,11 +595,26 @@ impl VectorIndex for FlatIndex {
         if k == 0 || query.len() != self.dim || self.dim == 0 {
             return Vec::new();
         }
-        let rows = self
-            .data
-            .chunks_exact(self.dim)
-            .zip(self.keys.iter().copied());
-        top_k(query, k, rows, accept)
+        let n = self.keys.len();
+        let q64: Vec<f64> = query.iter().map(|&x| f64::from(x)).collect();
+        let mut scores = vec![0f32; n];
+        if n >= PARALLEL_EXACT_MIN_ROWS {
+            // Two halves, the caller's and one helper thread's: at 384 dimensions the scan
+            // streams 1.5 KB a row from memory, and one core does not saturate the memory bus.
+            // 100k rows on this machine: 18.1 ms on one thread (no prefetch), 4.6-6.1 ms on two
+            // with the kernel's prefetch, against 3.8-4.4 ms for OpenBLAS (numpy) on two threads
+            // and 11-12 ms on one, measured back to back.
+            let half = n / 2;
+            let (lo, hi) = scores.split_at_mut(half);
+            let (lo_rows, hi_rows) = self.data.split_at(half * self.dim);
+            std::thread::scope(|scope| {
+                scope.spawn(|| crate::kernels::dot_rows(hi_rows, &q64, hi));
+                crate::kernels::dot_rows(lo_rows, &q64, lo);
+            });
+        } else {
+            crate::kernels::dot_rows(&self.data, &q64, &mut scores);
+        }
+        top_k_scored(scores.into_iter().zip(self.keys.iter().copied()), k, accept)
     }
 }
 
