@@ -926,6 +926,10 @@ impl Engine {
                     .record_access(&new.namespace, std::slice::from_ref(top), now)
                     .await?;
                 info!(namespace = %new.namespace, existing = %top, "deduplicated write");
+                // The memory this write merged into may be a concurrent write that is still
+                // waiting for its keyword commit: answer only once it is visible everywhere.
+                drop(_guard);
+                self.store.publish().await?;
                 return Ok(StoreOutcome {
                     id: top.clone(),
                     deduplicated: true,
@@ -943,6 +947,8 @@ impl Engine {
             // The same text from the same source already waits in quarantine: one entry for
             // the operator to review, not one per retry.
             info!(namespace = %new.namespace, existing = %held, "quarantined write already held");
+            drop(_guard);
+            self.store.publish().await?;
             return Ok(StoreOutcome {
                 id: held,
                 deduplicated: true,

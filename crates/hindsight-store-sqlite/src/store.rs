@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -59,6 +59,8 @@ pub struct SqliteStore {
     staged: AtomicU64,
     /// Held while the keyword index commits; the generation the last commit made visible.
     published: tokio::sync::Mutex<u64>,
+    /// A keyword commit failed: no later commit may record a watermark (see `publish_through`).
+    commit_failed: AtomicBool,
     /// Serialises index-changing writes so generations reach the keyword index in order.
     write_lock: tokio::sync::Mutex<()>,
     data_dir: Option<PathBuf>,
@@ -466,6 +468,7 @@ impl SqliteStore {
             keyword,
             staged: AtomicU64::new(published),
             published: tokio::sync::Mutex::new(published),
+            commit_failed: AtomicBool::new(false),
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
             ann,
@@ -594,12 +597,31 @@ impl SqliteStore {
         if *published >= generation {
             return Ok(());
         }
+        self.commit_staged(&mut published).await
+    }
+
+    /// Commits everything staged so far (the caller holds `published`, passed in) and records
+    /// its generation.
+    async fn commit_staged(&self, published: &mut u64) -> Result<()> {
+        if self.commit_failed.load(Ordering::SeqCst) {
+            // After a failed commit tantivy's writer may have lost the documents it held; a
+            // later commit would record a watermark claiming them. Refuse, so the watermark
+            // keeps lagging and the next open rebuilds the index from SQLite.
+            return Err(Error::backend(
+                "the keyword index failed to commit earlier; writes are stored in SQLite, and \
+                 reopening the store rebuilds the index",
+            ));
+        }
         let target = self.staged.load(Ordering::SeqCst);
         let keyword = Arc::clone(&self.keyword);
-        tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
+        let committed = tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
             .await
-            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))?
-            .map_err(index_lag)?;
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))
+            .and_then(|r| r.map_err(index_lag));
+        if committed.is_err() {
+            self.commit_failed.store(true, Ordering::SeqCst);
+        }
+        committed?;
         *published = target;
         Ok(())
     }
@@ -1269,12 +1291,7 @@ impl Store for SqliteStore {
     async fn flush(&self) -> Result<()> {
         let _w = self.write_lock.lock().await;
         let mut published = self.published.lock().await;
-        let staged = self.staged.load(Ordering::SeqCst);
-        let keyword = Arc::clone(&self.keyword);
-        tokio::task::spawn_blocking(move || keyword.commit_with_watermark(staged))
-            .await
-            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))??;
-        *published = staged;
+        self.commit_staged(&mut published).await?;
         drop(published);
         if self.data_dir.is_some() {
             sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
