@@ -969,6 +969,12 @@ impl Engine {
         let memory = self.materialize(&new, id.clone(), content, status, reason, now);
         let written = async {
             self.store.insert_unpublished(&memory, &vector).await?;
+            // The publish runs as its own task from here on: a caller that gives up (a timeout,
+            // a dropped connection) still leaves the write visible to every path. It may start
+            // committing before the lock is released; writes that queue meanwhile share the
+            // next commit.
+            let store = Arc::clone(&self.store);
+            let publishing = tokio::spawn(async move { store.publish().await });
             for old in &superseded {
                 self.store
                     .set_status(
@@ -980,16 +986,17 @@ impl Engine {
                     )
                     .await?;
             }
-            Ok::<_, Error>(())
+            Ok::<_, Error>(publishing)
         }
         .await;
         timings.insert = lap(&mut clock);
         // The next write's placement needs the memory in the vector path, which has it; only
         // the keyword index waits for a commit, which writers that queued meanwhile share.
         drop(_guard);
-        self.store.publish().await?;
+        written?
+            .await
+            .map_err(|e| Error::backend(format!("publish task failed: {e}")))??;
         timings.publish = lap(&mut clock);
-        written?;
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
         Ok(StoreOutcome {
             id,

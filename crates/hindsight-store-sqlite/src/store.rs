@@ -45,28 +45,77 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// stores the generation it reflects, and [`SqliteStore::open`] rebuilds it when the two differ (a
 /// crash between the SQLite commit and the index commit, or a deleted `tantivy/` directory).
 ///
-/// Keyword-index commits are grouped: a write adds its document under the write lock, then
-/// [`SqliteStore::publish_through`] commits everything added so far unless a commit that started
-/// later already covered it. Concurrent writers thus share one commit (a tantivy commit costs
-/// ~10 ms however few documents it holds), and it runs on the blocking pool, not on an async worker.
+/// Keyword-index commits are grouped (see `Publisher` in this module).
 pub struct SqliteStore {
     pool: SqlitePool,
     space: EmbeddingSpace,
     state: RwLock<State>,
     keyword: Arc<KeywordIndex>,
-    /// Generation of the newest text change added to the keyword writer (set under `write_lock`,
-    /// after the add: a commit that reads it covers that generation).
-    staged: AtomicU64,
-    /// Held while the keyword index commits; the generation the last commit made visible.
-    published: tokio::sync::Mutex<u64>,
-    /// A keyword commit failed: no later commit may record a watermark (see `publish_through`).
-    commit_failed: AtomicBool,
+    /// The keyword index's group commit (shared with the tasks that run it).
+    publisher: Arc<Publisher>,
     /// Serialises index-changing writes so generations reach the keyword index in order.
     write_lock: tokio::sync::Mutex<()>,
     data_dir: Option<PathBuf>,
     ann: AnnConfig,
     /// Recently read rows (derived; dropped by every statement that changes a row).
     cache: RowCache,
+}
+
+/// The keyword index's group commit. A write adds its document under the store's write lock and
+/// stages its generation; [`Publisher::publish_through`] then commits everything staged so far,
+/// unless a commit that started later already covered it. Concurrent writers thus share one commit
+/// (a tantivy commit costs ~10 ms however few documents it holds), and it runs on the blocking
+/// pool, not on an async worker.
+struct Publisher {
+    keyword: Arc<KeywordIndex>,
+    /// Generation of the newest text change added to the keyword writer (set under the store's
+    /// `write_lock`, after the add: a commit that reads it covers that generation).
+    staged: AtomicU64,
+    /// Held while the keyword index commits; the generation the last commit made visible.
+    published: tokio::sync::Mutex<u64>,
+    /// A keyword commit failed: no later commit may record a watermark (see `commit_staged`).
+    commit_failed: AtomicBool,
+}
+
+impl Publisher {
+    /// One commit at a time; it covers everything staged when it starts, so a writer that waited
+    /// behind a commit which already covered its generation returns without committing. The
+    /// watermark recorded is a generation whose document was added before the commit started:
+    /// it never claims a write the commit lacks (it may lag one it holds, which only costs a
+    /// rebuild at the next open after a crash).
+    async fn publish_through(&self, generation: u64) -> Result<()> {
+        let mut published = self.published.lock().await;
+        if *published >= generation {
+            return Ok(());
+        }
+        self.commit_staged(&mut published).await
+    }
+
+    /// Commits everything staged so far (the caller holds `published`, passed in) and records
+    /// its generation.
+    async fn commit_staged(&self, published: &mut u64) -> Result<()> {
+        if self.commit_failed.load(Ordering::SeqCst) {
+            // After a failed commit tantivy's writer may have lost the documents it held; a
+            // later commit would record a watermark claiming them. Refuse, so the watermark
+            // keeps lagging and the next open rebuilds the index from SQLite.
+            return Err(Error::backend(
+                "the keyword index failed to commit earlier; writes are stored in SQLite, and \
+                 reopening the store rebuilds the index",
+            ));
+        }
+        let target = self.staged.load(Ordering::SeqCst);
+        let keyword = Arc::clone(&self.keyword);
+        let committed = tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
+            .await
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))
+            .and_then(|r| r.map_err(index_lag));
+        if committed.is_err() {
+            self.commit_failed.store(true, Ordering::SeqCst);
+        }
+        committed?;
+        *published = target;
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -465,10 +514,13 @@ impl SqliteStore {
             pool,
             space,
             state: RwLock::new(state),
-            keyword,
-            staged: AtomicU64::new(published),
-            published: tokio::sync::Mutex::new(published),
-            commit_failed: AtomicBool::new(false),
+            keyword: Arc::clone(&keyword),
+            publisher: Arc::new(Publisher {
+                keyword,
+                staged: AtomicU64::new(published),
+                published: tokio::sync::Mutex::new(published),
+                commit_failed: AtomicBool::new(false),
+            }),
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
             ann,
@@ -581,49 +633,20 @@ impl SqliteStore {
         self.keyword
             .add(key, memory.namespace.as_str(), &memory.index_text())
             .map_err(index_lag)?;
-        self.staged.fetch_max(generation, Ordering::SeqCst);
+        self.publisher
+            .staged
+            .fetch_max(generation, Ordering::SeqCst);
         Ok(generation)
     }
 
-    /// Makes the keyword index show every text change up to `generation` (group commit).
-    ///
-    /// One commit at a time; it covers everything staged when it starts, so a writer that waited
-    /// behind a commit which already covered its generation returns without committing. The
-    /// watermark recorded is a generation whose document was added before the commit started:
-    /// it never claims a write the commit lacks (it may lag one it holds, which only costs a
-    /// rebuild at the next open after a crash).
+    /// Makes the keyword index show every text change up to `generation` (see [`Publisher`]).
+    /// The commit runs as its own task, so a caller dropped while waiting (a timeout) still
+    /// leaves its write visible.
     async fn publish_through(&self, generation: u64) -> Result<()> {
-        let mut published = self.published.lock().await;
-        if *published >= generation {
-            return Ok(());
-        }
-        self.commit_staged(&mut published).await
-    }
-
-    /// Commits everything staged so far (the caller holds `published`, passed in) and records
-    /// its generation.
-    async fn commit_staged(&self, published: &mut u64) -> Result<()> {
-        if self.commit_failed.load(Ordering::SeqCst) {
-            // After a failed commit tantivy's writer may have lost the documents it held; a
-            // later commit would record a watermark claiming them. Refuse, so the watermark
-            // keeps lagging and the next open rebuilds the index from SQLite.
-            return Err(Error::backend(
-                "the keyword index failed to commit earlier; writes are stored in SQLite, and \
-                 reopening the store rebuilds the index",
-            ));
-        }
-        let target = self.staged.load(Ordering::SeqCst);
-        let keyword = Arc::clone(&self.keyword);
-        let committed = tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
+        let publisher = Arc::clone(&self.publisher);
+        tokio::spawn(async move { publisher.publish_through(generation).await })
             .await
-            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))
-            .and_then(|r| r.map_err(index_lag));
-        if committed.is_err() {
-            self.commit_failed.store(true, Ordering::SeqCst);
-        }
-        committed?;
-        *published = target;
-        Ok(())
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))?
     }
 
     fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {
@@ -809,7 +832,7 @@ impl Store for SqliteStore {
     }
 
     async fn publish(&self) -> Result<()> {
-        self.publish_through(self.staged.load(Ordering::SeqCst))
+        self.publish_through(self.publisher.staged.load(Ordering::SeqCst))
             .await
     }
 
@@ -841,7 +864,9 @@ impl Store for SqliteStore {
                 .add(*key, m.namespace.as_str(), &m.index_text())
                 .map_err(index_lag)?;
         }
-        self.staged.fetch_max(generation, Ordering::SeqCst);
+        self.publisher
+            .staged
+            .fetch_max(generation, Ordering::SeqCst);
         drop(_w);
         self.publish_through(generation).await
     }
@@ -951,7 +976,9 @@ impl Store for SqliteStore {
             self.keyword
                 .add(key, ns.as_str(), &m.index_text())
                 .map_err(index_lag)?;
-            self.staged.fetch_max(generation, Ordering::SeqCst);
+            self.publisher
+                .staged
+                .fetch_max(generation, Ordering::SeqCst);
             drop(_w);
             self.publish_through(generation).await?;
         }
@@ -1128,7 +1155,9 @@ impl Store for SqliteStore {
         for (key, _) in &doomed {
             self.keyword.delete(*key as u64).map_err(index_lag)?;
         }
-        self.staged.fetch_max(generation, Ordering::SeqCst);
+        self.publisher
+            .staged
+            .fetch_max(generation, Ordering::SeqCst);
         drop(_w);
         self.publish_through(generation).await?;
         tracing::info!(namespace = %ns, purged = doomed.len(), "purged forgotten memories");
@@ -1290,8 +1319,8 @@ impl Store for SqliteStore {
 
     async fn flush(&self) -> Result<()> {
         let _w = self.write_lock.lock().await;
-        let mut published = self.published.lock().await;
-        self.commit_staged(&mut published).await?;
+        let mut published = self.publisher.published.lock().await;
+        self.publisher.commit_staged(&mut published).await?;
         drop(published);
         if self.data_dir.is_some() {
             sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
