@@ -62,6 +62,34 @@ fn merge_policy() -> LogMergePolicy {
     policy
 }
 
+/// Queued operations are handed to the writer once this many wait and the writer is free.
+const PENDING_APPLY_AT: usize = 1024;
+
+/// An operation waiting for the writer (see `KeywordIndex::queue`).
+enum Pending {
+    Add(TantivyDocument),
+    Delete(Term),
+    Clear,
+}
+
+/// Hands queued operations to the writer, in order.
+fn apply(writer: &IndexWriter, ops: impl IntoIterator<Item = Pending>) -> Result<()> {
+    for op in ops {
+        match op {
+            Pending::Add(doc) => {
+                writer.add_document(doc)?;
+            }
+            Pending::Delete(term) => {
+                writer.delete_term(term);
+            }
+            Pending::Clear => {
+                writer.delete_all_documents()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Fields {
     key: Field,
@@ -95,11 +123,14 @@ fn schema() -> (Schema, Fields) {
 /// The index is derived data: the owning store rebuilds it from its source of truth. Writes
 /// become visible at [`KeywordIndex::commit`]; each commit stores a *watermark* (an opaque `u64`
 /// such as the store's write generation) so the store can tell on open whether the index lags.
-/// All methods take `&self`; the writer sits behind a mutex.
+/// All methods take `&self`; the writer sits behind a mutex, and writes queue in front of it so
+/// that they never wait for a running commit.
 pub struct KeywordIndex {
     index: Index,
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
+    /// Operations not yet handed to the writer (see `KeywordIndex::queue`).
+    pending: Mutex<Vec<Pending>>,
     fields: Fields,
     /// Watermark of the last commit (what [`KeywordIndex::watermark`] reports).
     watermark: Mutex<Option<u64>>,
@@ -152,6 +183,7 @@ impl KeywordIndex {
             index,
             reader,
             writer: Mutex::new(writer),
+            pending: Mutex::new(Vec::new()),
             fields,
             watermark: Mutex::new(watermark),
         })
@@ -161,6 +193,21 @@ impl KeywordIndex {
         self.writer.lock().map_err(|_| KeywordError::Poisoned)
     }
 
+    /// Queues one operation. A commit holds the writer for milliseconds, and an `add` that waited
+    /// for it would stall its caller (an async worker, under the store's write lock); queued
+    /// operations reach the writer in order at the next commit, or earlier when the queue is long
+    /// and the writer is free.
+    fn queue(&self, op: Pending) -> Result<()> {
+        let mut pending = self.pending.lock().map_err(|_| KeywordError::Poisoned)?;
+        pending.push(op);
+        if pending.len() >= PENDING_APPLY_AT
+            && let Ok(writer) = self.writer.try_lock()
+        {
+            apply(&writer, pending.drain(..))?;
+        }
+        Ok(())
+    }
+
     /// Adds a document (visible after the next commit). Adding an existing key again creates a
     /// duplicate: call [`KeywordIndex::delete`] first to replace.
     pub fn add(&self, key: u64, namespace: &str, text: &str) -> Result<()> {
@@ -168,22 +215,18 @@ impl KeywordIndex {
         doc.add_u64(self.fields.key, key);
         doc.add_text(self.fields.namespace, namespace);
         doc.add_text(self.fields.text, text);
-        self.writer()?.add_document(doc)?;
-        Ok(())
+        self.queue(Pending::Add(doc))
     }
 
     /// Deletes every document with `key` (effective at the next commit).
     pub fn delete(&self, key: u64) -> Result<()> {
-        self.writer()?
-            .delete_term(Term::from_field_u64(self.fields.key, key));
-        Ok(())
+        self.queue(Pending::Delete(Term::from_field_u64(self.fields.key, key)))
     }
 
     /// Removes all documents. Takes effect at the next commit together with any adds made after
     /// it, so a rebuild (`clear`, `add`..., `commit_with_watermark`) is atomic on disk.
     pub fn clear(&self) -> Result<()> {
-        self.writer()?.delete_all_documents()?;
-        Ok(())
+        self.queue(Pending::Clear)
     }
 
     /// Commits pending writes, keeping the current watermark.
@@ -199,6 +242,10 @@ impl KeywordIndex {
 
     fn commit_inner(&self, wm: Option<u64>) -> Result<()> {
         let mut writer = self.writer()?;
+        // Everything queued before this point is in this commit (the store's watermark relies
+        // on it: a generation staged before the commit started is covered).
+        let queued = std::mem::take(&mut *self.pending.lock().map_err(|_| KeywordError::Poisoned)?);
+        apply(&writer, queued)?;
         let mut prepared = writer.prepare_commit()?;
         if let Some(w) = wm {
             prepared.set_payload(&w.to_string());
@@ -511,6 +558,73 @@ mod tests {
         idx.commit_with_watermark(42).unwrap();
         assert_eq!(idx.num_docs(), 1);
         assert_eq!(idx.watermark(), Some(42));
+    }
+
+    /// Queued operations reach the writer in the order they were made: a replace (delete, then
+    /// add) keeps only the new text, a clear drops what came before it but not what came after,
+    /// and a queue long enough to be handed over before the commit keeps that order too.
+    #[test]
+    fn queued_operations_apply_in_order() {
+        let idx = KeywordIndex::open_in_ram().unwrap();
+        idx.add(1, "a", "old wording").unwrap();
+        idx.commit().unwrap();
+        idx.delete(1).unwrap();
+        idx.add(1, "a", "new wording").unwrap();
+        idx.add(2, "a", "another doc").unwrap();
+        assert_eq!(
+            idx.num_docs(),
+            1,
+            "nothing queued is visible before the commit"
+        );
+        idx.commit().unwrap();
+        assert_eq!(
+            keys(&idx.search("a", "wording", 10, &all).unwrap()),
+            vec![1]
+        );
+        assert!(idx.search("a", "old", 10, &all).unwrap().is_empty());
+        idx.add(3, "a", "dropped by the clear").unwrap();
+        idx.commit().unwrap();
+        // (tantivy's clear drops segments, not documents still being indexed: the store clears
+        // only right after opening, with nothing queued.)
+        idx.clear().unwrap();
+        for key in 10..10 + 2 * PENDING_APPLY_AT as u64 {
+            idx.add(key, "a", "after the clear").unwrap();
+        }
+        idx.delete(10).unwrap();
+        idx.commit().unwrap();
+        assert_eq!(idx.num_docs(), 2 * PENDING_APPLY_AT as u64 - 1);
+        assert!(idx.search("a", "dropped", 10, &all).unwrap().is_empty());
+        assert!(idx.search("a", "another", 10, &all).unwrap().is_empty());
+        let hits = idx.search("a", "after clear", 3000, &all).unwrap();
+        assert!(
+            !keys(&hits).contains(&10),
+            "the delete queued after the adds applies to them"
+        );
+    }
+
+    /// While a commit holds the writer, `add` and `delete` queue and return at once.
+    #[test]
+    fn writes_do_not_wait_for_a_running_commit() {
+        let idx = std::sync::Arc::new(KeywordIndex::open_in_ram().unwrap());
+        let busy = idx.writer().unwrap(); // as a commit would hold it
+        let (done, finished) = std::sync::mpsc::channel();
+        let writer_side = std::sync::Arc::clone(&idx);
+        let handle = std::thread::spawn(move || {
+            for key in 0..3 {
+                writer_side.add(key, "a", "queued while busy").unwrap();
+            }
+            writer_side.delete(0).unwrap();
+            done.send(()).unwrap();
+        });
+        let returned = finished.recv_timeout(std::time::Duration::from_secs(10));
+        drop(busy);
+        handle.join().unwrap();
+        assert!(returned.is_ok(), "add waited for the writer");
+        idx.commit().unwrap();
+        assert_eq!(
+            keys(&idx.search("a", "queued", 10, &all).unwrap()),
+            vec![1, 2]
+        );
     }
 
     #[test]
