@@ -50,8 +50,7 @@ pub struct SqliteStore {
     pool: SqlitePool,
     space: EmbeddingSpace,
     state: RwLock<State>,
-    keyword: Arc<KeywordIndex>,
-    /// The keyword index's group commit (shared with the tasks that run it).
+    /// The keyword index and its group commit (shared with the tasks that run it).
     publisher: Arc<Publisher>,
     /// Serialises index-changing writes so generations reach the keyword index in order.
     write_lock: tokio::sync::Mutex<()>,
@@ -78,6 +77,23 @@ struct Publisher {
 }
 
 impl Publisher {
+    /// Records that the text change of `generation` has been added to the keyword writer (under
+    /// the store's write lock, after the add).
+    fn stage(&self, generation: u64) {
+        self.staged.fetch_max(generation, Ordering::SeqCst);
+    }
+
+    /// The newest generation added to the keyword writer.
+    fn staged(&self) -> u64 {
+        self.staged.load(Ordering::SeqCst)
+    }
+
+    /// Commits everything staged, whether or not a commit already covered it (`flush`).
+    async fn commit_now(&self) -> Result<()> {
+        let mut published = self.published.lock().await;
+        self.commit_staged(&mut published).await
+    }
+
     /// One commit at a time; it covers everything staged when it starts, so a writer that waited
     /// behind a commit which already covered its generation returns without committing. The
     /// watermark recorded is a generation whose document was added before the commit started:
@@ -103,7 +119,7 @@ impl Publisher {
                  reopening the store rebuilds the index",
             ));
         }
-        let target = self.staged.load(Ordering::SeqCst);
+        let target = self.staged();
         let keyword = Arc::clone(&self.keyword);
         let committed = tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
             .await
@@ -514,7 +530,6 @@ impl SqliteStore {
             pool,
             space,
             state: RwLock::new(state),
-            keyword: Arc::clone(&keyword),
             publisher: Arc::new(Publisher {
                 keyword,
                 staged: AtomicU64::new(published),
@@ -610,11 +625,12 @@ impl SqliteStore {
         drop(_w);
         let SqliteStore {
             pool,
-            keyword,
+            publisher,
             data_dir,
             ann,
             ..
         } = self;
+        let keyword = Arc::clone(&publisher.keyword);
         Self::assemble(pool, new_space, keyword, data_dir, ann).await
     }
 
@@ -630,12 +646,10 @@ impl SqliteStore {
         tx.commit().await.map_err(db_err)?;
         self.write_state()?
             .upsert(key, RowMeta::of(memory), Some(vector));
-        self.keyword
+        self.keyword()
             .add(key, memory.namespace.as_str(), &memory.index_text())
             .map_err(index_lag)?;
-        self.publisher
-            .staged
-            .fetch_max(generation, Ordering::SeqCst);
+        self.publisher.stage(generation);
         Ok(generation)
     }
 
@@ -647,6 +661,10 @@ impl SqliteStore {
         tokio::spawn(async move { publisher.publish_through(generation).await })
             .await
             .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))?
+    }
+
+    fn keyword(&self) -> &KeywordIndex {
+        &self.publisher.keyword
     }
 
     fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {
@@ -832,8 +850,7 @@ impl Store for SqliteStore {
     }
 
     async fn publish(&self) -> Result<()> {
-        self.publish_through(self.publisher.staged.load(Ordering::SeqCst))
-            .await
+        self.publish_through(self.publisher.staged()).await
     }
 
     async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
@@ -860,13 +877,11 @@ impl Store for SqliteStore {
             }
         }
         for (key, (m, _)) in keys.iter().zip(items) {
-            self.keyword
+            self.keyword()
                 .add(*key, m.namespace.as_str(), &m.index_text())
                 .map_err(index_lag)?;
         }
-        self.publisher
-            .staged
-            .fetch_max(generation, Ordering::SeqCst);
+        self.publisher.stage(generation);
         drop(_w);
         self.publish_through(generation).await
     }
@@ -972,13 +987,11 @@ impl Store for SqliteStore {
         pending.drop_rows();
         self.write_state()?.upsert(key, RowMeta::of(&m), vector);
         if let Some(generation) = generation {
-            self.keyword.delete(key).map_err(index_lag)?;
-            self.keyword
+            self.keyword().delete(key).map_err(index_lag)?;
+            self.keyword()
                 .add(key, ns.as_str(), &m.index_text())
                 .map_err(index_lag)?;
-            self.publisher
-                .staged
-                .fetch_max(generation, Ordering::SeqCst);
+            self.publisher.stage(generation);
             drop(_w);
             self.publish_through(generation).await?;
         }
@@ -1153,11 +1166,9 @@ impl Store for SqliteStore {
             }
         }
         for (key, _) in &doomed {
-            self.keyword.delete(*key as u64).map_err(index_lag)?;
+            self.keyword().delete(*key as u64).map_err(index_lag)?;
         }
-        self.publisher
-            .staged
-            .fetch_max(generation, Ordering::SeqCst);
+        self.publisher.stage(generation);
         drop(_w);
         self.publish_through(generation).await?;
         tracing::info!(namespace = %ns, purged = doomed.len(), "purged forgotten memories");
@@ -1192,7 +1203,7 @@ impl Store for SqliteStore {
         }
         let keyed = {
             let state = self.read_state()?;
-            self.keyword.search(ns.as_str(), query, k, &|key| {
+            self.keyword().search(ns.as_str(), query, k, &|key| {
                 state.admits(key, ns.as_str(), filter)
             })?
         };
@@ -1319,9 +1330,7 @@ impl Store for SqliteStore {
 
     async fn flush(&self) -> Result<()> {
         let _w = self.write_lock.lock().await;
-        let mut published = self.publisher.published.lock().await;
-        self.publisher.commit_staged(&mut published).await?;
-        drop(published);
+        self.publisher.commit_now().await?;
         if self.data_dir.is_some() {
             sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&self.pool)

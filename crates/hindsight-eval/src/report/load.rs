@@ -239,16 +239,25 @@ fn write_sweep(
     md.push('\n');
 }
 
-/// The server-side stage table for the closed-loop levels at concurrency 1, 2 and 16 of each
-/// phase, with "transport and the rest": the client's p50 minus the server's p50 total.
-fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
-    let levels: Vec<(&LoadLevel, &ServerProfile)> = summary
+/// The closed-loop levels at concurrency 1, 2 and 16 with a server profile that `keep` accepts
+/// (the levels the stage tables list).
+fn profiled_levels(
+    summary: &LoadSummary,
+    keep: impl Fn(&ServerProfile) -> bool,
+) -> Vec<(&LoadLevel, &ServerProfile)> {
+    summary
         .levels
         .iter()
         .filter(|l| l.mode == "closed" && [1, 2, 16].contains(&l.concurrency))
         .filter_map(|l| l.server.as_ref().map(|p| (l, p)))
-        .filter(|(_, p)| p.searches > 0)
-        .collect();
+        .filter(|(_, p)| keep(p))
+        .collect()
+}
+
+/// The server-side stage table for the closed-loop levels at concurrency 1, 2 and 16 of each
+/// phase, with "transport and the rest": the client's p50 minus the server's p50 total.
+fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
+    let levels = profiled_levels(summary, |p| p.searches > 0);
     if levels.is_empty() {
         return;
     }
@@ -299,13 +308,7 @@ fn write_server_profiles(md: &mut String, summary: &LoadSummary) {
 
 /// The server-side stage table of `memory_store` for the same levels as the search table.
 fn write_store_profiles(md: &mut String, summary: &LoadSummary) {
-    let levels: Vec<(&LoadLevel, &ServerProfile)> = summary
-        .levels
-        .iter()
-        .filter(|l| l.mode == "closed" && [1, 2, 16].contains(&l.concurrency))
-        .filter_map(|l| l.server.as_ref().map(|p| (l, p)))
-        .filter(|(_, p)| p.stores > 0)
-        .collect();
+    let levels = profiled_levels(summary, |p| p.stores > 0);
     if levels.is_empty() {
         return;
     }
