@@ -55,6 +55,11 @@ pub struct Cli {
     /// or searched (`serve`, `ingest`, `search`, ...); switch them off only for trusted bulk data.
     #[arg(long, global = true, env = "HINDSIGHT_NO_GUARD")]
     pub no_guard: bool,
+    /// The write guard's classifier: a model JSON written by `hindsight guard train`, e.g.
+    /// `crates/hindsight-guard/model/classifier-precise.json` (fewer false positives, fewer
+    /// catches; see the README). Default: the committed `classifier.json`, built into the binary.
+    #[arg(long, global = true, env = "HINDSIGHT_GUARD_MODEL")]
+    pub guard_model: Option<PathBuf>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::GuardError;
 use crate::features::LEXICAL_FEATURES;
 use crate::ngram::{NGRAM_DIM, SparseRow, fit_idf, tfidf};
+use crate::rules::{RuleHit, Severity};
 
 /// The committed default model.
 pub const DEFAULT_MODEL_JSON: &str = include_str!("../model/classifier.json");
@@ -136,7 +137,22 @@ pub struct Classifier {
     /// The ensembles' thresholds (they have no weights of their own).
     pub full_ngram: Validated,
     pub lexical_ngram: Validated,
+    /// The policy the ensembles' thresholds were validated under: true when every Rule-severity
+    /// hit flags a write whatever the classifier says, false when rule hits are only features
+    /// (Reject-severity hits flag under both). The guard follows it (see
+    /// [`crate::GuardConfig::rule_hits_flag`]). Models from before the field: true.
+    #[serde(default = "rules_flag_default")]
+    pub rule_hits_flag: bool,
+    /// Rule-severity rules that are only features under this model even when `rule_hits_flag`
+    /// is true: at training time they matched benign texts of the hand-written development sets
+    /// (`hindsight guard train --demote-noisy-rules`), so a hit alone is not evidence enough.
+    #[serde(default)]
+    pub feature_only_rules: Vec<String>,
     pub training: TrainingInfo,
+}
+
+fn rules_flag_default() -> bool {
+    true
 }
 
 /// A standardised lexical feature, clipped to ±[`Z_CLIP`]: a text far outside the training
@@ -158,6 +174,19 @@ pub(crate) fn logit(p: f32) -> f32 {
 }
 
 impl Classifier {
+    /// Whether `hit` flags a write on its own under the policy this model's thresholds were
+    /// validated with: Reject-severity hits always, Rule-severity hits when `rule_hits_flag` is
+    /// set and the rule is not in `feature_only_rules`, cues never.
+    pub fn rule_flags(&self, hit: &RuleHit) -> bool {
+        match hit.severity {
+            Severity::Reject => true,
+            Severity::Rule => {
+                self.rule_hits_flag && !self.feature_only_rules.iter().any(|r| r == hit.rule)
+            }
+            Severity::Cue => false,
+        }
+    }
+
     /// The committed default model.
     pub fn default_model() -> Result<Classifier, GuardError> {
         Classifier::from_json(DEFAULT_MODEL_JSON)
@@ -300,6 +329,12 @@ pub struct TrainOptions {
     pub target_fpr: f64,
     pub trust: TrustWeights,
     pub embedding_model: String,
+    /// The policy to validate the ensembles' thresholds under (recorded as
+    /// [`Classifier::rule_hits_flag`]): true counts every Rule-severity hit as flagged.
+    pub rule_hits_flag: bool,
+    /// Rule-severity rules counted as features only (recorded as
+    /// [`Classifier::feature_only_rules`]).
+    pub feature_only_rules: Vec<String>,
 }
 
 impl Default for TrainOptions {
@@ -314,6 +349,8 @@ impl Default for TrainOptions {
             target_fpr: 0.01,
             trust: TrustWeights::default(),
             embedding_model: "all-MiniLM-L6-v2".to_owned(),
+            rule_hits_flag: true,
+            feature_only_rules: Vec::new(),
         }
     }
 }
@@ -328,7 +365,8 @@ pub struct Example<'a> {
     pub trust: f32,
     /// A Reject-severity rule hit (flagged by policy regardless of the classifier).
     pub reject_rule: bool,
-    /// Any Rule- or Reject-severity hit (the guard's policy flags these too).
+    /// A Rule-severity hit of a rule not in [`TrainOptions::feature_only_rules`] (the guard's
+    /// policy flags these too when [`TrainOptions::rule_hits_flag`] is set).
     pub rule_flag: bool,
     /// Raw n-gram counts of the normalised text.
     pub ngrams: SparseRow,
@@ -533,7 +571,7 @@ pub fn train(
     let forced_reject: Vec<bool> = validation.iter().map(|e| e.reject_rule).collect();
     let forced_rules: Vec<bool> = validation
         .iter()
-        .map(|e| e.reject_rule || e.rule_flag)
+        .map(|e| e.reject_rule || (opts.rule_hits_flag && e.rule_flag))
         .collect();
     let no_force = vec![false; validation.len()];
     let validate = |val_z: &[f32], forced: &[bool]| -> Validated {
@@ -597,6 +635,8 @@ pub fn train(
         ngram,
         full_ngram,
         lexical_ngram,
+        rule_hits_flag: opts.rule_hits_flag,
+        feature_only_rules: opts.feature_only_rules.clone(),
         training: TrainingInfo {
             seed: opts.seed,
             epochs: opts.epochs,
@@ -639,7 +679,9 @@ pub fn train_on_corpus(
         let ex = Example {
             embedding: e,
             reject_rule: a.reject_hit(),
-            rule_flag: a.rule_flagged(),
+            rule_flag: a.hits.iter().any(|h| {
+                h.severity == Severity::Rule && !opts.feature_only_rules.iter().any(|r| r == h.rule)
+            }),
             ngrams: a.ngrams,
             lexical: a.lexical,
             attack: r.is_attack(),
@@ -679,6 +721,23 @@ mod tests {
             serde_json::to_string(&HeadKind::FullNgram).expect("serialises"),
             "\"full+ngram\""
         );
+    }
+
+    #[test]
+    fn precise_model_loads_and_demotes_only_real_rules() {
+        let precise = Classifier::from_json(include_str!("../model/classifier-precise.json"))
+            .expect("the precision-oriented model loads");
+        let default = Classifier::default_model().expect("committed model loads");
+        assert!(default.rule_hits_flag && default.feature_only_rules.is_empty());
+        assert!(precise.rule_hits_flag && !precise.feature_only_rules.is_empty());
+        let rules: Vec<(&str, Severity)> = crate::RuleSet::get().names().collect();
+        for name in &precise.feature_only_rules {
+            // Rule severity, or a Reject rule (which a text about attacks lowers to Rule).
+            assert!(
+                rules.iter().any(|(n, s)| n == name && *s >= Severity::Rule),
+                "{name} is not a flagging rule"
+            );
+        }
     }
 
     #[test]

@@ -104,6 +104,38 @@ pub struct GuardEvalReport {
     /// error analysis (`hindsight guard eval --mistakes FILE`). Not part of the report JSON.
     #[serde(skip)]
     pub mistakes: Vec<Mistake>,
+    /// Every record's scores, for choosing a threshold or policy offline (`hindsight guard eval
+    /// --scores FILE`). Not part of the report JSON.
+    #[serde(skip)]
+    pub scores: Vec<RecordScore>,
+}
+
+/// One record's scores: what each layer said, before the policy combined them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordScore {
+    pub id: String,
+    pub label: String,
+    pub category: String,
+    pub language: String,
+    pub style: String,
+    pub hard_negative: bool,
+    pub source: String,
+    /// Probability of the head the policy decided with (`full+ngram`, or `lexical+ngram`
+    /// without an embedding).
+    pub probability: f32,
+    pub head: String,
+    /// Every head's probability (`full` and `embedding` only with an embedding), for trying
+    /// other combinations offline.
+    pub heads: BTreeMap<String, f32>,
+    /// The trust-scaled threshold `probability` was compared with.
+    pub threshold: f32,
+    /// A Rule- or Reject-severity rule matched.
+    pub rule_flagged: bool,
+    /// A Reject-severity rule matched.
+    pub reject_hit: bool,
+    /// Names of the rules (cues included) that matched.
+    pub rules: Vec<String>,
+    pub verdict: String,
 }
 
 /// One record the combined policy got wrong.
@@ -200,6 +232,7 @@ pub fn evaluate(
     let mut combined_noemb = Tally::default();
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
     let mut mistakes = Vec::new();
+    let mut scores = Vec::with_capacity(records.len());
     let (mut sec_ok, mut sec_n, mut spur, mut spur_n) = (0, 0, 0, 0);
     let clf = guard.classifier();
     for (i, r) in records.iter().enumerate() {
@@ -234,6 +267,45 @@ pub fn evaluate(
                 text: r.text.clone(),
             });
         }
+        let (p, head) = clf.probability(
+            if emb.is_some() {
+                HeadKind::FullNgram
+            } else {
+                HeadKind::LexicalNgram
+            },
+            emb,
+            &a.lexical,
+            &a.ngrams,
+        );
+        let heads = [
+            HeadKind::Full,
+            HeadKind::Lexical,
+            HeadKind::Embedding,
+            HeadKind::Ngram,
+        ]
+        .into_iter()
+        .filter_map(|k| {
+            let (p, used) = clf.probability(k, emb, &a.lexical, &a.ngrams);
+            (used == k).then(|| (k.as_str().to_owned(), p))
+        })
+        .collect();
+        scores.push(RecordScore {
+            id: r.id.clone(),
+            label: if r.is_attack() { "attack" } else { "benign" }.to_owned(),
+            category: r.category.clone(),
+            language: r.language.clone(),
+            style: r.style.clone(),
+            hard_negative: r.hard_negative,
+            source: r.source.to_string(),
+            probability: p,
+            head: head.as_str().to_owned(),
+            heads,
+            threshold: guard.threshold(head, r.source),
+            rule_flagged: a.rule_flagged(),
+            reject_hit: a.reject_hit(),
+            rules: a.hits.iter().map(|h| h.rule.to_owned()).collect(),
+            verdict: v.verdict.as_str().to_owned(),
+        });
         *verdicts.entry(v.verdict.as_str().to_owned()).or_default() += 1;
         if emb.is_some() {
             let v2 = guard.decide(&r.text, &a, r.source, None);
@@ -287,6 +359,7 @@ pub fn evaluate(
         },
         verdict_counts: verdicts,
         mistakes,
+        scores,
     })
 }
 

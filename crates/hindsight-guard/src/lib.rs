@@ -48,7 +48,9 @@ pub use classifier::{
     Validated, choose_threshold, train, train_on_corpus,
 };
 pub use error::GuardError;
-pub use eval::{DetectorReport, GuardEvalReport, Mistake, Rate, RedactionReport, evaluate, wilson};
+pub use eval::{
+    DetectorReport, GuardEvalReport, Mistake, Rate, RecordScore, RedactionReport, evaluate, wilson,
+};
 pub use features::{LEXICAL_FEATURES, lexical_features};
 pub use guard::{
     Analysis, Guard, GuardConfig, Match, Verdict, VerdictKind, effective_threshold, is_directive,

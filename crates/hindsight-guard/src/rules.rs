@@ -678,6 +678,11 @@ impl RuleSet {
         self.rules.is_empty()
     }
 
+    /// The rules' names and severities.
+    pub fn names(&self) -> impl Iterator<Item = (&'static str, Severity)> + '_ {
+        self.rules.iter().map(|r| (r.name, r.severity))
+    }
+
     /// All hits in `norm` (aggressively normalised), offsets mapped to the original text.
     pub fn scan(&self, norm: &Normalized) -> Vec<RuleHit> {
         let text = norm.text.as_str();

@@ -176,6 +176,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 &embedders,
                 &args.datasets_dir.join("injection"),
                 args.quick,
+                cli.guard_model.as_deref(),
             )
             .await
             {

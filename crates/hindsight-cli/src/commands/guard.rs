@@ -9,9 +9,7 @@ use anyhow::{Context, Result, bail};
 use hindsight_core::Source;
 use hindsight_embed::Embedder;
 use hindsight_guard::corpus::{Split, corpus_summary, generate_corpus, load_corpus, write_corpus};
-use hindsight_guard::{
-    Classifier, Guard, GuardConfig, HeadKind, TrainOptions, evaluate, train_on_corpus,
-};
+use hindsight_guard::{Guard, GuardConfig, HeadKind, TrainOptions, evaluate, train_on_corpus};
 
 use crate::Cli;
 
@@ -50,12 +48,27 @@ pub enum GuardCommand {
         /// Never pass a held-out set such as `datasets/injection-challenge`.
         #[arg(long)]
         extra: Vec<PathBuf>,
+        /// How many times the `--extra` corpora's records count (each record is repeated), in
+        /// training and in the validation that picks the thresholds. Hand-written sets are small
+        /// beside the generated corpus, and they are the phrasing the generator's templates lack.
+        #[arg(long, default_value_t = 1)]
+        extra_weight: usize,
         #[arg(long, default_value = "crates/hindsight-guard/model/classifier.json")]
         out: PathBuf,
         #[arg(long, default_value_t = 42)]
         seed: u64,
         #[arg(long, default_value_t = 0.01)]
         target_fpr: f64,
+        /// Validate the thresholds with rule hits as classifier features only (Reject-severity
+        /// hits still flag); the model records the policy and the guard follows it. By default
+        /// every Rule-severity hit flags a write.
+        #[arg(long)]
+        rules_as_features: bool,
+        /// Make every Rule-severity rule that matches a benign train or validation text of the
+        /// `--extra` corpora a feature only (recorded in the model); the other rules still flag
+        /// on their own.
+        #[arg(long)]
+        demote_noisy_rules: bool,
     },
     /// Catch rate / false positives on a corpus split (default: test).
     Eval {
@@ -69,6 +82,10 @@ pub enum GuardCommand {
         /// Also write every record the combined policy got wrong to this JSONL file.
         #[arg(long)]
         mistakes: Option<PathBuf>,
+        /// Also write every record's scores (classifier probability, threshold, rule hits,
+        /// verdict) to this JSONL file, for choosing a threshold or policy offline.
+        #[arg(long)]
+        scores: Option<PathBuf>,
         #[arg(long)]
         model: Option<PathBuf>,
     },
@@ -89,15 +106,14 @@ fn embed_all(e: &Arc<dyn Embedder>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
     Ok(out)
 }
 
-fn load_guard(model: Option<&PathBuf>) -> Result<Guard> {
-    let classifier = match model {
-        Some(p) => Classifier::from_json(
-            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        )
-        .with_context(|| format!("loading {}", p.display()))?,
-        None => Classifier::default_model().context("loading the committed classifier")?,
-    };
-    Ok(Guard::new(GuardConfig::default(), classifier))
+/// The guard with the model `--model` names, else the global `--guard-model`, else the committed
+/// default.
+fn load_guard(cli: &Cli, model: Option<&PathBuf>) -> Result<Guard> {
+    let path = model.or(cli.guard_model.as_ref());
+    Ok(Guard::new(
+        GuardConfig::default(),
+        super::classifier(path.map(PathBuf::as_path))?,
+    ))
 }
 
 fn load(corpus: &std::path::Path) -> Result<Vec<hindsight_guard::corpus::CorpusRecord>> {
@@ -130,7 +146,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             model,
         } => {
             let source: Source = source.parse().context("--source")?;
-            let guard = load_guard(model.as_ref())?;
+            let guard = load_guard(cli, model.as_ref())?;
             let f =
                 std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
             let mut lines = Vec::new();
@@ -209,15 +225,34 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
         GuardCommand::Train {
             corpus,
             extra,
+            extra_weight,
             out,
             seed,
             target_fpr,
+            rules_as_features,
+            demote_noisy_rules,
         } => {
+            if *extra_weight == 0 {
+                bail!("--extra-weight must be at least 1");
+            }
             let mut records = load(corpus)?;
+            let mut added = Vec::new();
             for dir in extra {
                 let more = load(dir)?;
-                eprintln!("adding {} records from {}", more.len(), dir.display());
-                records.extend(more);
+                eprintln!(
+                    "adding {} records from {} (x{extra_weight})",
+                    more.len(),
+                    dir.display()
+                );
+                added.extend(more);
+            }
+            let feature_only_rules = if *demote_noisy_rules {
+                noisy_rules(&added)
+            } else {
+                Vec::new()
+            };
+            for _ in 0..*extra_weight {
+                records.extend(added.iter().cloned());
             }
             let used: Vec<_> = records
                 .into_iter()
@@ -231,20 +266,36 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 seed: *seed,
                 target_fpr: *target_fpr,
                 embedding_model: e.space().model,
+                rule_hits_flag: !*rules_as_features,
+                feature_only_rules,
                 ..TrainOptions::default()
             };
             let mut model = train_on_corpus(&used, &emb, &opts)?;
             if !extra.is_empty() {
                 let dirs: Vec<String> = extra.iter().map(|d| d.display().to_string()).collect();
                 model.training.note = format!(
-                    "{}; train/validation records also from {}",
+                    "{}; train/validation records also from {} (each counted {extra_weight}x)",
                     model.training.note,
                     dirs.join(", ")
                 );
             }
             std::fs::write(out, model.to_json()?)
                 .with_context(|| format!("writing {}", out.display()))?;
-            println!("{}: validated thresholds", out.display());
+            println!(
+                "{}: validated thresholds ({})",
+                out.display(),
+                if !model.rule_hits_flag {
+                    "rule hits are features; reject hits flag".to_owned()
+                } else if model.feature_only_rules.is_empty() {
+                    "every rule hit flags".to_owned()
+                } else {
+                    format!(
+                        "rule hits flag, but for {} rules that are features only: {}",
+                        model.feature_only_rules.len(),
+                        model.feature_only_rules.join(", ")
+                    )
+                }
+            );
             for kind in HeadKind::ALL {
                 let v = model.validated(kind);
                 println!(
@@ -261,12 +312,13 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             split,
             no_embed,
             mistakes,
+            scores,
             model,
         } => {
             let Some(split) = Split::parse(split) else {
                 bail!("--split {split:?}: expected train, validation or test");
             };
-            let guard = load_guard(model.as_ref())?;
+            let guard = load_guard(cli, model.as_ref())?;
             let records: Vec<_> = load(corpus)?
                 .into_iter()
                 .filter(|r| r.split == split)
@@ -280,17 +332,18 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             };
             let report = evaluate(&guard, &records, embeddings.as_deref())?;
             if let Some(path) = mistakes {
-                let mut w = std::io::BufWriter::new(
-                    std::fs::File::create(path)
-                        .with_context(|| format!("creating {}", path.display()))?,
-                );
-                for m in &report.mistakes {
-                    writeln!(w, "{}", serde_json::to_string(m)?)?;
-                }
-                w.flush()?;
+                write_jsonl(path, &report.mistakes)?;
                 eprintln!(
                     "{} mistakes written to {}",
                     report.mistakes.len(),
+                    path.display()
+                );
+            }
+            if let Some(path) = scores {
+                write_jsonl(path, &report.scores)?;
+                eprintln!(
+                    "{} scores written to {}",
+                    report.scores.len(),
                     path.display()
                 );
             }
@@ -302,4 +355,30 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Rule-severity rules that match at least one benign train or validation record of `records`.
+fn noisy_rules(records: &[hindsight_guard::corpus::CorpusRecord]) -> Vec<String> {
+    let mut noisy: Vec<String> = records
+        .iter()
+        .filter(|r| r.split != Split::Test && !r.is_attack())
+        .flat_map(|r| hindsight_guard::Analysis::of(&r.text).hits)
+        .filter(|h| h.severity == hindsight_guard::Severity::Rule)
+        .map(|h| h.rule.to_owned())
+        .collect();
+    noisy.sort();
+    noisy.dedup();
+    noisy
+}
+
+/// Writes `rows` to `path`, one JSON object a line.
+fn write_jsonl<T: serde::Serialize>(path: &std::path::Path, rows: &[T]) -> Result<()> {
+    let mut w = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+    );
+    for row in rows {
+        writeln!(w, "{}", serde_json::to_string(row)?)?;
+    }
+    w.flush()?;
+    Ok(())
 }

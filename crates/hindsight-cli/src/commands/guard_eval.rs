@@ -12,7 +12,7 @@ use hindsight_embed::{Embedder, Embedders};
 use hindsight_engine::{EngineBuilder, RuleConsensus};
 use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
-use hindsight_guard::{Guard, GuardEvalReport, HeadKind, evaluate};
+use hindsight_guard::{Guard, GuardConfig, GuardEvalReport, HeadKind, evaluate};
 use hindsight_harness::{PoisonOptions, evaluate_poisoning};
 
 use crate::backend::{BackendUrl, open_store};
@@ -82,6 +82,7 @@ pub async fn catch_rate(
     guard: &Guard,
     embedder: &Arc<dyn Embedder>,
     corpus_dir: &Path,
+    split: Split,
 ) -> Result<GuardCatchReport> {
     let file = corpus_dir.join(CORPUS_FILE);
     let records = if file.is_file() {
@@ -98,10 +99,7 @@ pub async fn catch_rate(
         );
         generate_corpus(42)
     };
-    let test: Vec<_> = records
-        .into_iter()
-        .filter(|r| r.split == Split::Test)
-        .collect();
+    let test: Vec<_> = records.into_iter().filter(|r| r.split == split).collect();
     let embeddings = embed_all(embedder, test.iter().map(|r| r.text.clone()).collect()).await?;
     let report =
         evaluate(guard, &test, Some(embeddings.as_slice())).context("scoring the guard")?;
@@ -162,27 +160,49 @@ pub async fn guard_section(
     embedders: &Embedders,
     corpus_dir: &Path,
     quick: bool,
+    model: Option<&Path>,
 ) -> Result<GuardSection> {
-    let guard = Arc::new(Guard::with_default_model().context("loading the guard's model")?);
+    let guard = Arc::new(Guard::new(
+        GuardConfig::default(),
+        super::classifier(model)?,
+    ));
     let embedder = &embedders.docs;
     let catch = reported(
         "guard catch-rate evaluation",
-        catch_rate(&guard, embedder, corpus_dir).await,
+        catch_rate(&guard, embedder, corpus_dir, Split::Test).await,
     );
     // The held-out sets beside the corpus, when present: the hand-written challenge set and a
     // second author's probe (how far the catch rate carries beyond the generator's templates and
     // beyond one writer), and code-heavy benign memories (false positives only).
-    let sibling = async |name: &str, what: &str| {
+    // The selection set (independent authors, never trained on, used to choose the policy of the
+    // precision-oriented model) is all `validation`.
+    let sibling = async |name: &str, what: &str, split: Split| {
         let dir = corpus_dir.with_file_name(name);
         if dir.join(CORPUS_FILE).is_file() {
-            reported(what, catch_rate(&guard, embedder, &dir).await)
+            reported(what, catch_rate(&guard, embedder, &dir, split).await)
         } else {
             None
         }
     };
-    let challenge = sibling("injection-challenge", "guard challenge-set evaluation").await;
-    let probe = sibling("injection-probe", "guard probe-set evaluation").await;
-    let codes = sibling("injection-codes", "guard code-heavy benign evaluation").await;
+    let challenge = sibling(
+        "injection-challenge",
+        "guard challenge-set evaluation",
+        Split::Test,
+    )
+    .await;
+    let probe = sibling("injection-probe", "guard probe-set evaluation", Split::Test).await;
+    let select = sibling(
+        "injection-select",
+        "guard selection-set evaluation",
+        Split::Validation,
+    )
+    .await;
+    let codes = sibling(
+        "injection-codes",
+        "guard code-heavy benign evaluation",
+        Split::Test,
+    )
+    .await;
     let e2e = reported(
         "poisoning evaluation",
         poisoning(dataset, guard, embedders, quick).await,
@@ -192,6 +212,7 @@ pub async fn guard_section(
         e2e,
         challenge,
         probe,
+        select,
         codes,
     })
 }
@@ -207,6 +228,10 @@ pub fn print_section(s: &GuardSection) {
         ("guard catch rate", &s.catch),
         ("guard challenge set (hand-written, held out)", &s.challenge),
         ("guard probe set (second author, held out)", &s.probe),
+        (
+            "guard selection set (independent authors, never trained on)",
+            &s.select,
+        ),
         (
             "guard code-heavy benign set (false positives only)",
             &s.codes,

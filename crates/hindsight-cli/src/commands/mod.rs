@@ -145,7 +145,7 @@ pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineB
         );
         return Ok(builder);
     }
-    let classifier = Classifier::default_model().context("loading the write guard's classifier")?;
+    let classifier = classifier(cli.guard_model.as_deref())?;
     let config = GuardConfig {
         use_embeddings: classifier.embedding_model == model,
         ..GuardConfig::default()
@@ -160,6 +160,18 @@ pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineB
     Ok(builder
         .guard(Arc::new(guard))
         .consensus(Arc::new(RuleConsensus)))
+}
+
+/// The guard's classifier: the model JSON at `path`, or the committed default.
+pub fn classifier(path: Option<&std::path::Path>) -> Result<Classifier> {
+    match path {
+        Some(p) => Classifier::from_json(
+            &std::fs::read_to_string(p)
+                .with_context(|| format!("reading the guard model {}", p.display()))?,
+        )
+        .with_context(|| format!("loading the guard model {}", p.display())),
+        None => Classifier::default_model().context("loading the write guard's classifier"),
+    }
 }
 
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {

@@ -26,6 +26,11 @@ pub struct GuardSection {
     /// from all development.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<GuardCatchReport>,
+    /// Detection quality on the selection set (`datasets/injection-select`, its `validation`
+    /// split): independent authors, never trained on; it chose the training policy of the
+    /// precision-oriented model (`model/classifier-precise.json`), not the default's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<GuardCatchReport>,
     /// False positives on code-heavy benign memories (`datasets/injection-codes`; no attacks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codes: Option<GuardCatchReport>,
@@ -245,6 +250,10 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             "Second author's probe set, held out (datasets/injection-probe)",
         ),
         (
+            &section.select,
+            "Selection set, independent authors, never trained on (datasets/injection-select)",
+        ),
+        (
             &section.codes,
             "Code-heavy benign memories, false positives only (datasets/injection-codes)",
         ),
@@ -412,8 +421,19 @@ mod tests {
             e2e: Some(e2e),
             challenge: Some(challenge),
             probe: Some(probe),
+            select: None,
             codes: None,
         };
+        let mut with_select = section.clone();
+        let mut select = section.catch.clone().expect("catch");
+        select.split = "validation".into();
+        select.records = 400;
+        with_select.select = Some(select);
+        assert!(
+            guard_markdown(&with_select).contains("## Selection set, independent authors, never trained on (datasets/injection-select) (combined, validation split, 400 records"),
+            "{}",
+            guard_markdown(&with_select)
+        );
         let md = guard_markdown(&section);
         assert!(
             md.contains("## Guard catch rate (combined, test split, 600 records, threshold 0.410)"),

@@ -298,6 +298,7 @@ fn guard_section_is_rendered() {
         catch: None,
         challenge: None,
         probe: None,
+        select: None,
         codes: None,
         e2e: Some(GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
