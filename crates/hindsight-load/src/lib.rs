@@ -99,6 +99,24 @@ impl Default for RunConfig {
     }
 }
 
+/// The CPU model (Linux's `/proc/cpuinfo`, when readable) and the cores this process may use:
+/// the client shares the machine with the server, so a report says which machine it was.
+pub fn host_description() -> Option<String> {
+    let cores = std::thread::available_parallelism().ok()?.get();
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .and_then(|rest| rest.split_once(':'))
+                .map(|(_, m)| m.trim().to_owned())
+        });
+    Some(match model {
+        Some(m) => format!("{m}, {cores} cores"),
+        None => format!("{cores} cores"),
+    })
+}
+
 /// `GET /healthz` next to the MCP endpoint (memories, embedder), if the server has one.
 pub async fn health(url: &str) -> Option<Value> {
     let mut u = check_loopback(url).ok()?;
@@ -212,6 +230,7 @@ pub async fn run(
                 None => space.to_owned(),
             })
         }),
+        host: host_description(),
         mix: config.mix.as_map(),
         levels,
         ann: None,

@@ -25,6 +25,10 @@ pub struct LoadSummary {
     pub memories: Option<u64>,
     /// The server's embedder, as `/healthz` reports it.
     pub embedder: Option<String>,
+    /// The machine the client ran on (CPU model and cores), as the caller describes it; the
+    /// load harness shares the machine with the server, so numbers compare only within a host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Operation mix in percent, by tool name.
     pub mix: BTreeMap<String, f64>,
     /// One entry per measured level (phase x mode x concurrency or rate).
@@ -407,13 +411,17 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     let mut md = String::from("# Load test\n\n");
     let _ = writeln!(
         md,
-        "Endpoint {}, {} memories, embedder {}, started {}.\n",
+        "Endpoint {}, {} memories, embedder {}, started {}{}.\n",
         summary.url,
         summary
             .memories
             .map_or_else(|| "?".to_owned(), |n| n.to_string()),
         summary.embedder.as_deref().unwrap_or("?"),
-        summary.started_at
+        summary.started_at,
+        summary
+            .host
+            .as_deref()
+            .map_or_else(String::new, |h| format!(", host {h}"))
     );
     if let Some(a) = &summary.ann {
         if let Some(tier) = &a.store_uses {
@@ -772,6 +780,7 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             memories: Some(10_000),
             embedder: Some("all-MiniLM-L6-v2".into()),
+            host: Some("Test CPU, 2 cores".into()),
             mix: BTreeMap::from([("memory_search".to_owned(), 80.0)]),
             levels,
             ann: Some(AnnRecall {
@@ -830,6 +839,7 @@ mod tests {
         assert_eq!(csv.lines().count(), 1 + 6, "header + level x op rows");
         let md = std::fs::read_to_string(dir.path().join("load.md")).expect("md");
         assert!(md.contains("memory_search") && md.contains("a note"));
+        assert!(md.contains(", host Test CPU, 2 cores."), "{md}");
         assert!(
             md.contains(
                 "At 100000 vectors per namespace the store's vector path uses: **int8 scan**."
