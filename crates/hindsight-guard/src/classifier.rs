@@ -155,6 +155,11 @@ fn rules_flag_default() -> bool {
     true
 }
 
+/// Whether `hit`'s rule is one of `feature_only_rules` (a feature, never a flag on its own).
+fn demoted(feature_only_rules: &[String], hit: &RuleHit) -> bool {
+    feature_only_rules.iter().any(|r| r == hit.rule)
+}
+
 /// A standardised lexical feature, clipped to ±[`Z_CLIP`]: a text far outside the training
 /// range of a feature (a rare feature's std is tiny) must not get a logit of -20 from it alone.
 fn z_score(x: f32, mean: f32, std: f32) -> f32 {
@@ -180,9 +185,7 @@ impl Classifier {
     pub fn rule_flags(&self, hit: &RuleHit) -> bool {
         match hit.severity {
             Severity::Reject => true,
-            Severity::Rule => {
-                self.rule_hits_flag && !self.feature_only_rules.iter().any(|r| r == hit.rule)
-            }
+            Severity::Rule => self.rule_hits_flag && !demoted(&self.feature_only_rules, hit),
             Severity::Cue => false,
         }
     }
@@ -679,9 +682,10 @@ pub fn train_on_corpus(
         let ex = Example {
             embedding: e,
             reject_rule: a.reject_hit(),
-            rule_flag: a.hits.iter().any(|h| {
-                h.severity == Severity::Rule && !opts.feature_only_rules.iter().any(|r| r == h.rule)
-            }),
+            rule_flag: a
+                .hits
+                .iter()
+                .any(|h| h.severity == Severity::Rule && !demoted(&opts.feature_only_rules, h)),
             ngrams: a.ngrams,
             lexical: a.lexical,
             attack: r.is_attack(),

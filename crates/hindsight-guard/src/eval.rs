@@ -239,17 +239,31 @@ pub fn evaluate(
         let emb = embeddings.map(|e| e[i].as_slice());
         let a = Analysis::of(&r.text);
         rules.add(r, a.rule_flagged());
-        if let Some(e) = emb {
-            let (p, head) = clf.probability(HeadKind::Embedding, Some(e), &a.lexical, &a.ngrams);
-            cls_emb.add(
-                r,
-                head == HeadKind::Embedding && p >= guard.threshold(HeadKind::Embedding, r.source),
-            );
+        // Every single head's probability where it applies: `full` and `embedding` only with an
+        // embedding the classifier accepts (without one `probability` falls back or scores 0).
+        let heads: Vec<(HeadKind, f32)> = [
+            HeadKind::Full,
+            HeadKind::Lexical,
+            HeadKind::Embedding,
+            HeadKind::Ngram,
+        ]
+        .into_iter()
+        .filter(|&k| k != HeadKind::Embedding || clf.accepts_embedding(emb))
+        .filter_map(|k| {
+            let (p, used) = clf.probability(k, emb, &a.lexical, &a.ngrams);
+            (used == k).then_some((k, p))
+        })
+        .collect();
+        let flags = |kind: HeadKind| {
+            heads
+                .iter()
+                .any(|&(k, p)| k == kind && p >= guard.threshold(kind, r.source))
+        };
+        if emb.is_some() {
+            cls_emb.add(r, flags(HeadKind::Embedding));
         }
-        let (p, _) = clf.probability(HeadKind::Lexical, None, &a.lexical, &a.ngrams);
-        cls_lex.add(r, p >= guard.threshold(HeadKind::Lexical, r.source));
-        let (p, _) = clf.probability(HeadKind::Ngram, None, &a.lexical, &a.ngrams);
-        cls_ngram.add(r, p >= guard.threshold(HeadKind::Ngram, r.source));
+        cls_lex.add(r, flags(HeadKind::Lexical));
+        cls_ngram.add(r, flags(HeadKind::Ngram));
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
         if v.verdict.is_flagged() != r.is_attack() {
@@ -267,28 +281,7 @@ pub fn evaluate(
                 text: r.text.clone(),
             });
         }
-        let (p, head) = clf.probability(
-            if emb.is_some() {
-                HeadKind::FullNgram
-            } else {
-                HeadKind::LexicalNgram
-            },
-            emb,
-            &a.lexical,
-            &a.ngrams,
-        );
-        let heads = [
-            HeadKind::Full,
-            HeadKind::Lexical,
-            HeadKind::Embedding,
-            HeadKind::Ngram,
-        ]
-        .into_iter()
-        .filter_map(|k| {
-            let (p, used) = clf.probability(k, emb, &a.lexical, &a.ngrams);
-            (used == k).then(|| (k.as_str().to_owned(), p))
-        })
-        .collect();
+        let (p, head) = guard.probability(&a, emb);
         scores.push(RecordScore {
             id: r.id.clone(),
             label: if r.is_attack() { "attack" } else { "benign" }.to_owned(),
@@ -299,7 +292,10 @@ pub fn evaluate(
             source: r.source.to_string(),
             probability: p,
             head: head.as_str().to_owned(),
-            heads,
+            heads: heads
+                .iter()
+                .map(|&(k, p)| (k.as_str().to_owned(), p))
+                .collect(),
             threshold: guard.threshold(head, r.source),
             rule_flagged: a.rule_flagged(),
             reject_hit: a.reject_hit(),

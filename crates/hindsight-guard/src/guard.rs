@@ -230,6 +230,15 @@ impl Guard {
         self.decide(text, &a, source, embedding)
     }
 
+    /// The probability the policy compares with its threshold, and the head that gave it: the
+    /// full and n-gram ensemble, or lexical and n-gram without a usable embedding (or with
+    /// `use_embeddings` off).
+    pub fn probability(&self, a: &Analysis, embedding: Option<&[f32]>) -> (f32, HeadKind) {
+        let embedding = embedding.filter(|_| self.config.use_embeddings);
+        self.classifier
+            .probability(HeadKind::FullNgram, embedding, &a.lexical, &a.ngrams)
+    }
+
     /// The policy over a precomputed [`Analysis`] (evaluation reuses analyses).
     pub fn decide(
         &self,
@@ -238,10 +247,7 @@ impl Guard {
         source: Source,
         embedding: Option<&[f32]>,
     ) -> Verdict {
-        let embedding = embedding.filter(|_| self.config.use_embeddings);
-        let (p, head) =
-            self.classifier
-                .probability(HeadKind::FullNgram, embedding, &a.lexical, &a.ngrams);
+        let (p, head) = self.probability(a, embedding);
         let threshold = self.threshold(head, source);
         let reject_hit = a.reject_hit();
         let rule_cats = a.rule_categories();
