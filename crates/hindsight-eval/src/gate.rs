@@ -195,6 +195,7 @@ mod tests {
                 dim: 64,
                 test_only: true,
                 query_variant: None,
+                document_variant: None,
             },
             backend: "sqlite".into(),
             quick: false,

@@ -374,6 +374,7 @@ pub async fn evaluate_dataset(
             dim: space.dim,
             test_only: engine.embedder().is_test_only(),
             query_variant: engine.query_variant(),
+            document_variant: engine.embedder().variant(),
         },
         backend: backend.to_owned(),
         quick: opts.quick,

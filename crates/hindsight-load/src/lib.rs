@@ -225,9 +225,20 @@ pub async fn run(
             .and_then(Value::as_u64),
         embedder: healthz.as_ref().and_then(|h| {
             let space = h.get("embedder").and_then(Value::as_str)?;
-            Some(match h.get("query_variant").and_then(Value::as_str) {
-                Some(v) => format!("{space} (queries in {v})"),
-                None => space.to_owned(),
+            let mut notes: Vec<String> = Vec::new();
+            if let Some(v) = h.get("document_variant").and_then(Value::as_str) {
+                notes.push(format!("documents in {v}"));
+            }
+            if let Some(v) = h.get("query_variant").and_then(Value::as_str) {
+                notes.push(format!("queries in {v}"));
+            }
+            if let Some(t) = h.get("tiles").and_then(Value::as_str) {
+                notes.push(format!("{t} tiles"));
+            }
+            Some(if notes.is_empty() {
+                space.to_owned()
+            } else {
+                format!("{space} ({})", notes.join(", "))
             })
         }),
         host: host_description(),

@@ -166,6 +166,8 @@ async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
             "backend": state.store().backend_name(),
             "embedder": state.engine().embedder().space().to_string(),
             "query_variant": state.engine().query_variant(),
+            "document_variant": state.engine().embedder().variant(),
+            "tiles": state.engine().query_tiles(),
             "memories": s.memories,
             "active": s.active,
             "namespaces": s.namespaces,

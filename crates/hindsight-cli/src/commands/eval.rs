@@ -245,8 +245,8 @@ fn print_table(s: &Summary) {
         s.dataset,
         s.counts.judged_queries,
         s.counts.queries_without_relevant,
-        match &s.embedder.query_variant {
-            Some(v) => format!("{}, queries in {v}", s.embedder.model),
+        match s.embedder.arithmetic() {
+            Some(a) => format!("{}, {a}", s.embedder.model),
             None => s.embedder.model.clone(),
         }
     );

@@ -103,8 +103,12 @@ pub fn embedders(cli: &Cli) -> Result<Embedders> {
         ensure_model(&default_home())
             .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
     }
-    let embedders = load_embedders(&spec, cli.query_precision.resolve())
-        .with_context(|| format!("loading embedder {spec}"))?;
+    let embedders = load_embedders(
+        &spec,
+        cli.document_precision.resolve(),
+        cli.query_precision.resolve(),
+    )
+    .with_context(|| format!("loading embedder {spec}"))?;
     let e = &embedders.docs;
     if e.is_test_only() {
         eprintln!(

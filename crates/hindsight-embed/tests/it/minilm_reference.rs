@@ -219,8 +219,9 @@ fn paraphrases_score_higher_than_unrelated_text() {
     assert!(para2 > cosine(&v[3], &v[0]));
 }
 
-/// The bf16 query path (`Precision::Bf16`): each vector within 2e-3 per component and at cosine
-/// 0.9995 or more of the numpy f32 reference; the f32 handle on the same weights is unchanged; and
+/// The bf16 path (`Precision::Bf16`, for queries on request and for documents where AMX runs it):
+/// each vector, alone and in a batch, within 2e-3 per component and at cosine 0.9995 or more of
+/// the numpy f32 reference; the f32 handle on the same weights is unchanged; and
 /// the bf16 handle says so (`variant`), so caches keep its vectors apart.
 #[test]
 fn bf16_precision_stays_close_to_the_reference() {
@@ -243,6 +244,17 @@ fn bf16_precision_stays_close_to_the_reference() {
         worst_cos = worst_cos.min(cos);
     }
     eprintln!("bf16: worst max |diff| {worst_diff:e}, worst cosine {worst_cos}");
+    // All texts in one pass: the documents' shape (more rows, split across the pool's threads;
+    // on Intel AMX the tile path, which `--document-precision auto` picks there).
+    for (v, r) in bf16.embed(&texts).expect("embed").iter().zip(&refs) {
+        let cos: f32 = v.iter().zip(&r.embedding).map(|(a, b)| a * b).sum();
+        assert!(
+            max_abs_diff(v, &r.embedding) <= 2e-3,
+            "bf16 batch: {:?}",
+            r.text
+        );
+        assert!(cos >= 0.9995, "bf16 batch: cosine {cos} for {:?}", r.text);
+    }
     let again = m
         .with_precision(Precision::F32)
         .embed(&texts)

@@ -156,9 +156,9 @@ pub(crate) fn index_html(
         strings(["dataset", &summary.dataset]),
         strings([
             "embedder",
-            &match &summary.embedder.query_variant {
-                Some(v) => format!(
-                    "{} (dim {}; documents f32, queries {v})",
+            &match summary.embedder.arithmetic() {
+                Some(a) => format!(
+                    "{} (dim {}; {a})",
                     summary.embedder.model, summary.embedder.dim
                 ),
                 None => format!("{} (dim {})", summary.embedder.model, summary.embedder.dim),

@@ -51,9 +51,28 @@ pub struct EmbedderInfo {
     pub dim: usize,
     /// True for the hash embedder: numbers are for testing the pipeline, not retrieval quality.
     pub test_only: bool,
-    /// The queries' arithmetic when it differs from the documents' (`bf16`).
+    /// The queries' arithmetic when it differs from the documents' (`int8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_variant: Option<String>,
+    /// The documents' (stored vectors') arithmetic when it is not the reference f32 (`bf16`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_variant: Option<String>,
+}
+
+impl EmbedderInfo {
+    /// `"documents bf16, queries int8"`-style note on the arithmetic, `None` when all is f32.
+    pub fn arithmetic(&self) -> Option<String> {
+        match (&self.document_variant, &self.query_variant) {
+            (None, None) => None,
+            (d, q) => {
+                let d = d.as_deref().unwrap_or("f32");
+                Some(format!(
+                    "documents {d}, queries {}",
+                    q.as_deref().unwrap_or(d)
+                ))
+            }
+        }
+    }
 }
 
 /// Input sizes.

@@ -118,6 +118,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
             dim: 64,
             test_only,
             query_variant: (!test_only).then(|| "bf16".to_owned()),
+            document_variant: None,
         },
         backend: "memory".into(),
         quick: true,
