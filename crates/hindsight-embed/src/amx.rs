@@ -11,7 +11,8 @@
 //! The instructions are written in `asm!` (the AMX intrinsics and target features are not
 //! stable); they need the kernel's permission for the tile state, asked once per process
 //! (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`). Where the CPU lacks AMX, the kernel
-//! refuses, the shapes do not fit a tile, or `HINDSIGHT_NO_AMX` is set (A/B runs), callers use the
+//! refuses, the shapes do not fit a tile, or `HINDSIGHT_NO_AMX` is set to anything but empty or
+//! `0` (A/B runs), callers use the
 //! AVX-512 register blocks instead. The int8 sums are exact i32, so this path equals `vpdpbusd`'s
 //! to the bit; the bf16 one differs from `vdpbf16ps` by summation order only.
 
@@ -25,10 +26,13 @@ use std::sync::OnceLock;
 pub(crate) const TILE_BYTES: usize = 64;
 /// Rows of a tile: inputs per row block, and the weight panel rows a B tile covers.
 pub(crate) const TILE_ROWS: usize = 16;
-/// Output columns of one weight panel (four tiles of 16).
-const PANEL: usize = 64;
+/// Output columns of one weight panel (four tiles of 16); the packings' panel width.
+pub(crate) const PANEL: usize = 64;
 /// Bytes between panel rows: `PANEL` columns x 4 bytes.
 const PANEL_STRIDE: usize = PANEL * 4;
+// The K loop in `tile_kernel!` advances A by one tile row (64 bytes) and B by 16 panel rows
+// (4096 bytes) as literals.
+const _: () = assert!(TILE_BYTES == 64 && TILE_ROWS * PANEL_STRIDE == 4096);
 
 /// Which tile product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,29 +162,34 @@ pub(crate) fn panel_product(
     panel: &[u8],
     out: &mut [f32],
 ) {
-    assert!(usable(op), "{op:?} tiles are not usable in this process");
-    assert!(rows.is_multiple_of(TILE_ROWS) && k_bytes.is_multiple_of(TILE_BYTES) && k_bytes > 0);
     assert!(
-        a.len() >= rows * k_bytes,
+        rows.is_multiple_of(TILE_ROWS) && k_bytes.is_multiple_of(TILE_BYTES) && k_bytes > 0,
+        "rows {rows} and k_bytes {k_bytes} must be whole tiles"
+    );
+    let need = |a: usize, b: usize| a.checked_mul(b).expect("tile shape overflows usize");
+    assert!(
+        a.len() >= need(rows, k_bytes),
         "a holds {} < {rows}x{k_bytes}",
         a.len()
     );
+    let panel_bytes = need(k_bytes / 4, PANEL_STRIDE);
     assert!(
-        panel.len() >= k_bytes / 4 * PANEL_STRIDE,
-        "panel holds {} < {} bytes",
-        panel.len(),
-        k_bytes / 4 * PANEL_STRIDE
+        panel.len() >= panel_bytes,
+        "panel holds {} < {panel_bytes} bytes",
+        panel.len()
     );
     assert!(
-        out.len() >= rows * PANEL,
+        out.len() >= need(rows, PANEL),
         "out holds {} < {rows}x{PANEL}",
         out.len()
     );
+    assert!(usable(op), "{op:?} tiles are not usable in this process");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `usable(op)` proved the CPU has the instructions and the kernel granted the tile
     // state. The asserts above bound every tile access: A reads rows `r0..r0 + 16` (< rows) at
     // byte `kc * 64` (< k_bytes) with stride `k_bytes`; B reads panel rows `kc * 16 .. + 16`
-    // (< k_bytes / 4) at byte `j * 64` (< 256) with stride 256; C is stored to a local buffer.
+    // (< k_bytes / 4) at byte `j * 64` (< 256) with stride 256; C goes to rows `r0..r0 + 16` of
+    // `out` (< rows) with stride 256 bytes (64 floats).
     unsafe {
         match op {
             TileOp::Int8 => product_int8(a, rows, k_bytes, panel, out),
@@ -192,55 +201,64 @@ pub(crate) fn panel_product(
 }
 
 /// One tile product kernel per instruction: the loop is the same, only the multiply differs.
-/// Sums are stored straight into `out` (16 rows of 64 columns: the tile rows' 256-byte stride).
+/// Each 16-row block is one self-contained `asm!` block (configure, zero, the K loop, store,
+/// release) that declares every tile register it uses as clobbered, so no tile state is carried
+/// from one block to the next behind the compiler's back. Sums are stored straight into `out`
+/// (16 rows of 64 columns: the tile rows' 256-byte stride).
 macro_rules! tile_kernel {
     ($name:ident, $insn:literal) => {
         #[cfg(target_arch = "x86_64")]
         unsafe fn $name(a: &[u8], rows: usize, k_bytes: usize, panel: &[u8], out: &mut [f32]) {
-            use std::arch::asm;
-            let (a_stride, b_stride, c_stride) = (k_bytes, PANEL_STRIDE, PANEL * 4);
-            // SAFETY (whole body): see `panel_product`, which checked every bound.
-            unsafe {
-                asm!("ldtilecfg [{cfg}]", cfg = in(reg) &CONFIG, options(nostack, readonly));
-                for r0 in (0..rows).step_by(TILE_ROWS) {
-                    asm!(
+            let chunks = k_bytes / TILE_BYTES;
+            for r0 in (0..rows).step_by(TILE_ROWS) {
+                // SAFETY: see `panel_product`, which checked every bound: A rows r0..r0 + 16 at
+                // bytes 0..k_bytes, B panel rows 0..k_bytes / 4 at bytes 0..256, C rows
+                // r0..r0 + 16 of `out`.
+                unsafe {
+                    std::arch::asm!(
+                        "ldtilecfg [{cfg}]",
                         "tilezero tmm0",
                         "tilezero tmm1",
                         "tilezero tmm2",
                         "tilezero tmm3",
-                        options(nostack, nomem)
-                    );
-                    for kc in 0..k_bytes / TILE_BYTES {
-                        let a_tile = a.as_ptr().add(r0 * a_stride + kc * TILE_BYTES);
-                        let b_tile = panel.as_ptr().add(kc * TILE_ROWS * b_stride);
-                        asm!(
-                            "tileloadd tmm4, [{a} + {sa}*1]",
-                            "tileloadd tmm5, [{b} + {sb}*1]",
-                            "tileloadd tmm6, [{b} + {sb}*1 + 64]",
-                            concat!($insn, " tmm0, tmm4, tmm5"),
-                            "tileloadd tmm7, [{b} + {sb}*1 + 128]",
-                            concat!($insn, " tmm1, tmm4, tmm6"),
-                            "tileloadd tmm5, [{b} + {sb}*1 + 192]",
-                            concat!($insn, " tmm2, tmm4, tmm7"),
-                            concat!($insn, " tmm3, tmm4, tmm5"),
-                            a = in(reg) a_tile,
-                            b = in(reg) b_tile,
-                            sa = in(reg) a_stride,
-                            sb = in(reg) b_stride,
-                            options(nostack, readonly)
-                        );
-                    }
-                    asm!(
+                        "2:",
+                        "tileloadd tmm4, [{a} + {sa}*1]",
+                        "tileloadd tmm5, [{b} + {sb}*1]",
+                        "tileloadd tmm6, [{b} + {sb}*1 + 64]",
+                        concat!($insn, " tmm0, tmm4, tmm5"),
+                        "tileloadd tmm7, [{b} + {sb}*1 + 128]",
+                        concat!($insn, " tmm1, tmm4, tmm6"),
+                        "tileloadd tmm5, [{b} + {sb}*1 + 192]",
+                        concat!($insn, " tmm2, tmm4, tmm7"),
+                        concat!($insn, " tmm3, tmm4, tmm5"),
+                        "add {a}, 64",
+                        "add {b}, 4096",
+                        "dec {n}",
+                        "jnz 2b",
                         "tilestored [{c} + {sc}*1], tmm0",
                         "tilestored [{c} + {sc}*1 + 64], tmm1",
                         "tilestored [{c} + {sc}*1 + 128], tmm2",
                         "tilestored [{c} + {sc}*1 + 192], tmm3",
+                        "tilerelease",
+                        cfg = in(reg) &CONFIG,
+                        a = inout(reg) a.as_ptr().add(r0 * k_bytes) => _,
+                        b = inout(reg) panel.as_ptr() => _,
+                        n = inout(reg) chunks => _,
+                        sa = in(reg) k_bytes,
+                        sb = in(reg) PANEL_STRIDE,
                         c = in(reg) out.as_mut_ptr().add(r0 * PANEL).cast::<u8>(),
-                        sc = in(reg) c_stride,
+                        sc = in(reg) PANEL * 4,
+                        out("tmm0") _,
+                        out("tmm1") _,
+                        out("tmm2") _,
+                        out("tmm3") _,
+                        out("tmm4") _,
+                        out("tmm5") _,
+                        out("tmm6") _,
+                        out("tmm7") _,
                         options(nostack)
                     );
                 }
-                asm!("tilerelease", options(nostack, nomem));
             }
         }
     };
@@ -250,7 +268,8 @@ tile_kernel!(tiles_int8, "tdpbusd");
 tile_kernel!(tiles_bf16, "tdpbf16ps");
 
 /// `tdpbusd` products: i32 sums, stored as their bits and converted to f32 in place (as
-/// `vpdpbusd`'s path converts them, so both give the same f32).
+/// `vpdpbusd`'s path converts them, so both give the same f32). Until converted, a slot holds an
+/// i32 bit pattern (some are NaN patterns as f32): only `to_bits` reads it.
 #[cfg(target_arch = "x86_64")]
 unsafe fn product_int8(a: &[u8], rows: usize, k_bytes: usize, panel: &[u8], out: &mut [f32]) {
     // SAFETY: the caller's contract (`panel_product` checked the bounds and `usable`).
@@ -275,6 +294,47 @@ mod tests {
         *seed ^= *seed >> 7;
         *seed ^= *seed << 17;
         *seed
+    }
+
+    /// The bounds `panel_product`'s safety rests on are checked before any tile instruction
+    /// (and before asking whether tiles are usable, so these run on every host).
+    #[test]
+    #[should_panic(expected = "whole tiles")]
+    fn partial_row_blocks_are_refused() {
+        panel_product(
+            TileOp::Int8,
+            &[0; 15 * 64],
+            15,
+            64,
+            &[0; 16 * 256],
+            &mut [0.0; 15 * 64],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "panel holds")]
+    fn a_short_panel_is_refused() {
+        panel_product(
+            TileOp::Bf16,
+            &[0; 16 * 128],
+            16,
+            128,
+            &[0; 31 * 256],
+            &mut [0.0; 16 * 64],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "out holds")]
+    fn a_short_output_is_refused() {
+        panel_product(
+            TileOp::Int8,
+            &[0; 32 * 64],
+            32,
+            64,
+            &[0; 16 * 256],
+            &mut [0.0; 31 * 64],
+        );
     }
 
     #[test]

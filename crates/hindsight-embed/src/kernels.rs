@@ -141,8 +141,9 @@ pub(crate) fn matmul(
     }
 }
 
-/// Output columns per packed panel: four AVX-512 vectors (eight AVX2 ones).
+/// Output columns per packed panel: four AVX-512 vectors (eight AVX2 ones), four AMX tiles.
 const PANEL: usize = 64;
+const _: () = assert!(PANEL == amx::PANEL);
 /// Input rows per register block: `BLOCK x PANEL` accumulators fill 24 of the 32 AVX-512
 /// registers.
 const BLOCK: usize = 6;
@@ -1146,6 +1147,87 @@ mod tests {
                             "{m}x{k}x{n} {threads:?} at ({i}, {j}): {got} vs {want}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// [`PackedI8`] on its register blocks (AVX-512 VNNI or portable), never on AMX tiles.
+    struct BlocksI8<'a>(&'a PackedI8);
+
+    impl Panels for BlocksI8<'_> {
+        type In = u8;
+        type X = u32;
+        type W = i8;
+        const STEP: usize = 4;
+        fn packed(&self) -> &Packed<i8> {
+            &self.0.codes
+        }
+        fn step(values: &[u8]) -> u32 {
+            PackedI8::step(values)
+        }
+        fn block(xt: &[u32], rows: usize, panel: &[i8], tile: &mut [[f32; PANEL]; BLOCK]) {
+            PackedI8::block(xt, rows, panel, tile);
+        }
+    }
+
+    /// [`PackedBf16`] on its register blocks (AVX-512 BF16 or portable), never on AMX tiles.
+    struct BlocksBf16<'a>(&'a PackedBf16);
+
+    impl Panels for BlocksBf16<'_> {
+        type In = f32;
+        type X = u32;
+        type W = u16;
+        const STEP: usize = 2;
+        fn packed(&self) -> &PackedBf16 {
+            self.0
+        }
+        fn step(values: &[f32]) -> u32 {
+            PackedBf16::step(values)
+        }
+        fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
+            PackedBf16::block(xt, rows, panel, tile);
+        }
+    }
+
+    /// Where this CPU has AMX, the tile path against the register blocks in one process, on shapes
+    /// that take it (steps a multiple of 16, rows not a multiple of 16, a partial last panel, one
+    /// and several row blocks, both thread modes): int8 sums equal to the bit, bf16 ones up to
+    /// summation order. (Without AMX both sides run the blocks; the test then only checks the
+    /// wrappers.)
+    #[test]
+    fn tile_products_equal_the_register_blocks() {
+        let mut seed = 0x0bad_cafe_f00d_d00du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        if !amx::usable(TileOp::Int8) || !amx::usable(TileOp::Bf16) {
+            eprintln!(
+                "note: no AMX here (or HINDSIGHT_NO_AMX): tiles and blocks are the same path"
+            );
+        }
+        for (m, k, n) in [(1, 384, 1152), (20, 128, 130), (70, 384, 200)] {
+            let x: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let f32w = PackedMatrix::new(&w, k, n);
+            let (q8, bf) = (PackedI8::from_f32(&f32w), PackedBf16::from_f32(&f32w));
+            let (codes, _) = quantize_rows(&x, k);
+            for threads in [Threads::Caller, Threads::Pool] {
+                let (mut tiles, mut blocks) = (vec![0.0f32; m * n], vec![0.0f32; m * n]);
+                matmul_packed(&mut tiles, m, &codes, &q8, threads);
+                matmul_packed(&mut blocks, m, &codes, &BlocksI8(&q8), threads);
+                assert!(tiles == blocks, "int8 {m}x{k}x{n} {threads:?}");
+                let (mut tiles, mut blocks) = (vec![0.5f32; m * n], vec![0.5f32; m * n]);
+                matmul_packed(&mut tiles, m, &x, &bf, threads);
+                matmul_packed(&mut blocks, m, &x, &BlocksBf16(&bf), threads);
+                for (i, (a, b)) in tiles.iter().zip(&blocks).enumerate() {
+                    assert!(
+                        (a - b).abs() < 1e-5 * (1.0 + k as f32).sqrt(),
+                        "bf16 {m}x{k}x{n} {threads:?} at {i}: {a} vs {b}"
+                    );
                 }
             }
         }

@@ -515,11 +515,13 @@ impl Engine {
     pub fn query_variant(&self) -> Option<String> {
         self.query_embedder.variant()
     }
-    /// The matrix tile unit that runs the query variant's products in this process
-    /// ([`hindsight_embed::tile_support`], e.g. `"AMX int8+bf16"`), when there is a variant.
-    pub fn query_tiles(&self) -> Option<&'static str> {
-        self.query_variant()
-            .and_then(|_| hindsight_embed::tile_support())
+    /// The matrix tile unit that runs the documents' or queries' non-f32 products in this
+    /// process ([`hindsight_embed::tile_support`], e.g. `"AMX int8+bf16"`); `None` when both are
+    /// f32 or there are no tiles.
+    pub fn tiles(&self) -> Option<&'static str> {
+        (self.query_variant().is_some() || self.embedder.variant().is_some())
+            .then(hindsight_embed::tile_support)
+            .flatten()
     }
     pub fn retrieval_config(&self) -> &RetrievalConfig {
         &self.retrieval

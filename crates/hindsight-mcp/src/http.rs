@@ -167,7 +167,7 @@ async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
             "embedder": state.engine().embedder().space().to_string(),
             "query_variant": state.engine().query_variant(),
             "document_variant": state.engine().embedder().variant(),
-            "tiles": state.engine().query_tiles(),
+            "tiles": state.engine().tiles(),
             "memories": s.memories,
             "active": s.active,
             "namespaces": s.namespaces,

@@ -51,7 +51,7 @@ pub struct EmbedderInfo {
     pub dim: usize,
     /// True for the hash embedder: numbers are for testing the pipeline, not retrieval quality.
     pub test_only: bool,
-    /// The queries' arithmetic when it differs from the documents' (`int8`).
+    /// The queries' arithmetic when it is not f32 (`int8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_variant: Option<String>,
     /// The documents' (stored vectors') arithmetic when it is not the reference f32 (`bf16`).
@@ -61,6 +61,8 @@ pub struct EmbedderInfo {
 
 impl EmbedderInfo {
     /// `"documents bf16, queries int8"`-style note on the arithmetic, `None` when all is f32.
+    /// (A missing variant is f32: the engine reports the documents' variant for queries that
+    /// share the documents' handle.)
     pub fn arithmetic(&self) -> Option<String> {
         match (&self.document_variant, &self.query_variant) {
             (None, None) => None,
@@ -68,7 +70,7 @@ impl EmbedderInfo {
                 let d = d.as_deref().unwrap_or("f32");
                 Some(format!(
                     "documents {d}, queries {}",
-                    q.as_deref().unwrap_or(d)
+                    q.as_deref().unwrap_or("f32")
                 ))
             }
         }
@@ -296,5 +298,33 @@ impl Summary {
         })?;
         text.push('\n');
         std::fs::write(path, text).map_err(|e| EvalError::io(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EmbedderInfo;
+
+    #[test]
+    fn arithmetic_names_both_sides_and_a_missing_variant_is_f32() {
+        let info = |d: Option<&str>, q: Option<&str>| EmbedderInfo {
+            model: "m".to_owned(),
+            dim: 4,
+            test_only: false,
+            query_variant: q.map(str::to_owned),
+            document_variant: d.map(str::to_owned),
+        };
+        assert_eq!(info(None, None).arithmetic(), None);
+        let note = |d, q| info(d, q).arithmetic().unwrap_or_default();
+        assert_eq!(note(None, Some("int8")), "documents f32, queries int8");
+        assert_eq!(
+            note(Some("bf16"), Some("int8")),
+            "documents bf16, queries int8"
+        );
+        assert_eq!(note(Some("bf16"), None), "documents bf16, queries f32");
+        assert_eq!(
+            note(Some("bf16"), Some("bf16")),
+            "documents bf16, queries bf16"
+        );
     }
 }
