@@ -1152,43 +1152,47 @@ mod tests {
         }
     }
 
-    /// [`PackedI8`] on its register blocks (AVX-512 VNNI or portable), never on AMX tiles.
-    struct BlocksI8<'a>(&'a PackedI8);
+    /// A test view of a packing that multiplies with the block function given, never on AMX tiles
+    /// (its `TILES` stays `None`).
+    macro_rules! via_block {
+        ($(#[$doc:meta])* $name:ident, $packing:ty, $in:ty, $w:ty, $block:expr) => {
+            $(#[$doc])*
+            struct $name<'a>(&'a $packing);
 
-    impl Panels for BlocksI8<'_> {
-        type In = u8;
-        type X = u32;
-        type W = i8;
-        const STEP: usize = 4;
-        fn packed(&self) -> &Packed<i8> {
-            &self.0.codes
-        }
-        fn step(values: &[u8]) -> u32 {
-            PackedI8::step(values)
-        }
-        fn block(xt: &[u32], rows: usize, panel: &[i8], tile: &mut [[f32; PANEL]; BLOCK]) {
-            PackedI8::block(xt, rows, panel, tile);
-        }
+            impl Panels for $name<'_> {
+                type In = $in;
+                type X = u32;
+                type W = $w;
+                const STEP: usize = <$packing as Panels>::STEP;
+                fn packed(&self) -> &Packed<$w> {
+                    self.0.packed()
+                }
+                fn step(values: &[$in]) -> u32 {
+                    <$packing as Panels>::step(values)
+                }
+                fn block(xt: &[u32], rows: usize, panel: &[$w], tile: &mut [[f32; PANEL]; BLOCK]) {
+                    ($block)(xt, rows, panel, tile);
+                }
+            }
+        };
     }
 
-    /// [`PackedBf16`] on its register blocks (AVX-512 BF16 or portable), never on AMX tiles.
-    struct BlocksBf16<'a>(&'a PackedBf16);
-
-    impl Panels for BlocksBf16<'_> {
-        type In = f32;
-        type X = u32;
-        type W = u16;
-        const STEP: usize = 2;
-        fn packed(&self) -> &PackedBf16 {
-            self.0
-        }
-        fn step(values: &[f32]) -> u32 {
-            PackedBf16::step(values)
-        }
-        fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
-            PackedBf16::block(xt, rows, panel, tile);
-        }
-    }
+    via_block!(
+        /// [`PackedI8`] on its register blocks (AVX-512 VNNI or portable).
+        BlocksI8, PackedI8, u8, i8, <PackedI8 as Panels>::block
+    );
+    via_block!(
+        /// [`PackedBf16`] on its register blocks (AVX-512 BF16 or portable).
+        BlocksBf16, PackedBf16, f32, u16, <PackedBf16 as Panels>::block
+    );
+    via_block!(
+        /// [`PackedI8`] forced onto the portable block.
+        PortableI8, PackedI8, u8, i8, i8_block
+    );
+    via_block!(
+        /// [`PackedBf16`] forced onto the portable block.
+        Portable, PackedBf16, f32, u16, bf16_block
+    );
 
     /// Where this CPU has AMX, the tile path against the register blocks in one process, on shapes
     /// that take it (steps a multiple of 16, rows not a multiple of 16, a partial last panel, one
@@ -1230,25 +1234,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    /// [`PackedI8`] forced onto the portable block.
-    struct PortableI8<'a>(&'a PackedI8);
-
-    impl Panels for PortableI8<'_> {
-        type In = u8;
-        type X = u32;
-        type W = i8;
-        const STEP: usize = 4;
-        fn packed(&self) -> &Packed<i8> {
-            &self.0.codes
-        }
-        fn step(values: &[u8]) -> u32 {
-            PackedI8::step(values)
-        }
-        fn block(xt: &[u32], rows: usize, panel: &[i8], tile: &mut [[f32; PANEL]; BLOCK]) {
-            i8_block(xt, rows, panel, tile);
         }
     }
 
@@ -1341,25 +1326,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    /// [`PackedBf16`] forced onto the portable block.
-    struct Portable<'a>(&'a PackedBf16);
-
-    impl Panels for Portable<'_> {
-        type In = f32;
-        type X = u32;
-        type W = u16;
-        const STEP: usize = 2;
-        fn packed(&self) -> &PackedBf16 {
-            self.0
-        }
-        fn step(values: &[f32]) -> u32 {
-            PackedBf16::step(values)
-        }
-        fn block(xt: &[u32], rows: usize, panel: &[u16], tile: &mut [[f32; PANEL]; BLOCK]) {
-            bf16_block(xt, rows, panel, tile);
         }
     }
 
