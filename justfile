@@ -18,12 +18,12 @@ model:
 
 # Quick eval (the CI subset) and the regression gate against reports/baseline.json.
 gate:
-    cargo run -p hindsight-cli -- eval --quick --out target/eval-quick
+    cargo run -p hindsight-cli -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
     cargo run -p hindsight-cli -- gate --baseline reports/baseline.json --current target/eval-quick/summary.json
 
 # Re-baseline the gate from a fresh quick eval (commit the diff deliberately).
 rebaseline:
-    cargo run -p hindsight-cli -- eval --quick --out target/eval-quick
+    cargo run -p hindsight-cli -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
     cargo run -p hindsight-cli -- baseline update --from target/eval-quick/summary.json --to reports/baseline.json
 
 # Regenerate the shipped dataset (deterministic; the output is committed).

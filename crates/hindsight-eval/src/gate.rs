@@ -3,8 +3,9 @@
 //! Every `(setup, metric)` of the baseline's `setups.*.metrics` is checked. It fails when
 //! - the current value is below `baseline - tolerance` (or is NaN): a regression;
 //! - the setup or the metric is missing from the current summary;
-//! - the two summaries describe different experiments (dataset, embedder model or dimension, quick
-//!   flag): their numbers are not comparable, so the baseline must be updated explicitly instead.
+//! - the two summaries describe different experiments (dataset, embedder model or dimension, the
+//!   encoder's arithmetic, quick flag): their numbers are not comparable, so the baseline must be
+//!   updated explicitly instead (CI pins the arithmetic so that every host runs the baseline's).
 //!
 //! Improvements beyond the tolerance are listed but pass; setups or metrics only in the current
 //! summary are ignored.
@@ -104,6 +105,15 @@ pub fn gate(baseline: &Summary, current: &Summary, tolerance: f64) -> Result<Gat
         baseline.quick.to_string(),
         current.quick.to_string(),
     );
+    // The encoder's arithmetic (`--document-precision`, `--query-precision`) follows the CPU by
+    // default: bf16 documents on AMX reorder near-tied memories by about 0.01 MRR on the quick
+    // subset, so runs in different arithmetic are different experiments.
+    let arithmetic = |s: &Summary| {
+        s.embedder
+            .arithmetic()
+            .unwrap_or_else(|| "documents f32, queries f32".to_owned())
+    };
+    mismatch("arithmetic", arithmetic(baseline), arithmetic(current));
 
     for (setup, base) in &baseline.setups {
         let Some(cur) = current.setups.get(setup) else {
@@ -304,6 +314,14 @@ mod tests {
         let r = gate(&base, &other, 0.01).unwrap();
         assert!(!r.passed() && r.regressions.is_empty());
         assert!(r.to_string().contains("embedder model"), "{r}");
+
+        // Same model, other arithmetic (bf16 documents): a different experiment too.
+        let mut bf16 = base.clone();
+        bf16.embedder.document_variant = Some("bf16".into());
+        let r = gate(&base, &bf16, 0.01).unwrap();
+        assert!(!r.passed() && r.regressions.is_empty());
+        assert!(r.to_string().contains("arithmetic"), "{r}");
+        assert!(gate(&bf16, &bf16, 0.01).unwrap().passed());
         assert!(gate(&base, &base, -0.1).is_err());
     }
 }
