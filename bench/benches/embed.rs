@@ -88,6 +88,17 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
             b.iter(|| black_box(m.embed(black_box(&queries)).map(|v| v.len())));
         });
     }
+    // One stored memory's text (~40 tokens): what a write embeds, in f32 and in bf16 (the
+    // documents' arithmetic where Intel AMX runs it; run with HINDSIGHT_NO_AMX=1 for the AVX-512
+    // register blocks instead of the tiles).
+    let document = "Deploying payment-worker on a Friday failed (OPS-1000): a misconfigured rate \
+                    limit took it down for two hours; we rolled back and added a canary stage \
+                    before the weekend freeze.";
+    for (name, m) in [("minilm_document", model), ("minilm_document_bf16", &bf16)] {
+        c.bench_function(name, |b| {
+            b.iter(|| black_box(m.embed_one(black_box(document)).map(|v| v.len())));
+        });
+    }
     for (name, m) in [
         ("minilm_single_query", model),
         ("minilm_single_query_bf16", &bf16),
