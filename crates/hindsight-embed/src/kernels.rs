@@ -516,12 +516,7 @@ pub(crate) fn matmul_packed<P: Panels>(
                 })
                 .collect();
             for (p, tile) in tiles.iter().enumerate() {
-                let (first, cols) = (p * PANEL, (n - p * PANEL).min(PANEL));
-                for (out, t) in dst.chunks_exact_mut(n).zip(tile.chunks_exact(PANEL)) {
-                    for (o, v) in out[first..first + cols].iter_mut().zip(&t[..cols]) {
-                        *o += v;
-                    }
-                }
+                add_panel(dst, n, p, tile);
             }
         }
         Threads::Pool => dst
@@ -562,20 +557,12 @@ fn matmul_tiles<P: Panels>(
             unsafe { std::slice::from_raw_parts(panel.as_ptr().cast::<u8>(), size_of_val(panel)) };
         amx::panel_product(op, &a, rows, k_bytes, bytes, out);
     };
-    let add = |dst: &mut [f32], p: usize, tile: &[f32]| {
-        let (first, cols) = (p * PANEL, (n - p * PANEL).min(PANEL));
-        for (out, t) in dst.chunks_exact_mut(n).zip(tile.chunks_exact(PANEL)) {
-            for (o, v) in out[first..first + cols].iter_mut().zip(&t[..cols]) {
-                *o += v;
-            }
-        }
-    };
     match threads {
         Threads::Caller => {
             let mut tile = vec![0.0f32; rows * PANEL];
             for p in 0..w.panels() {
                 product(p, &mut tile);
-                add(dst, p, &tile);
+                add_panel(dst, n, p, &tile);
             }
         }
         Threads::Pool => {
@@ -588,8 +575,19 @@ fn matmul_tiles<P: Panels>(
                 })
                 .collect();
             for (p, tile) in tiles.iter().enumerate() {
-                add(dst, p, tile);
+                add_panel(dst, n, p, tile);
             }
+        }
+    }
+}
+
+/// Adds panel `p`'s `[rows x PANEL]` tile of products into its columns of `dst` (`n` columns, as
+/// many rows as `dst` has; the tile's padding columns past `n` are dropped).
+fn add_panel(dst: &mut [f32], n: usize, p: usize, tile: &[f32]) {
+    let (first, cols) = (p * PANEL, (n - p * PANEL).min(PANEL));
+    for (out, t) in dst.chunks_exact_mut(n).zip(tile.chunks_exact(PANEL)) {
+        for (o, v) in out[first..first + cols].iter_mut().zip(&t[..cols]) {
+            *o += v;
         }
     }
 }

@@ -27,8 +27,9 @@ pub enum Precision {
     F32,
     /// bfloat16 weights and inputs with f32 sums: with AVX-512 BF16 (`vdpbf16ps`) about 1.5x
     /// faster than f32 for a query and half the weight bytes, on Intel AMX tiles (`tdpbf16ps`)
-    /// about 1.8x faster per document; vectors differ from f32 by ~1e-3 per component. Elsewhere a portable emulation gives the same vectors (to rounding) but is
-    /// slower than f32, so [`Precision::fastest_for_queries`] picks f32 there.
+    /// about 1.8x faster per document; vectors differ from f32 by ~1e-3 per component.
+    /// Elsewhere a portable emulation gives the same vectors (to rounding) but is slower than
+    /// f32, so [`Precision::fastest_for_queries`] picks f32 there.
     Bf16,
     /// int8 weights (per output column scales) and inputs (per row scales, dynamic), exact i32
     /// sums: a quarter of the weight bytes and, with AVX-512 VNNI (`vpdpbusd`), four products per
@@ -49,9 +50,7 @@ impl Precision {
             Precision::F32
         }
     }
-}
 
-impl Precision {
     /// The arithmetic for documents (stored vectors) on this CPU: bf16 where Intel AMX runs it
     /// on tiles (a document embeds in about 60 % of the f32 time there, at cosine >= 0.9999 to
     /// the f32 vector), f32 everywhere else. Never int8: stored vectors stay close to the

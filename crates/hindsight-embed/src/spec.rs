@@ -172,18 +172,13 @@ pub fn load_embedders(
     let docs: Arc<dyn Embedder> = match spec {
         EmbedderSpec::MiniLm { dir } => {
             let dir = dir.clone().unwrap_or_else(|| model_dir(&default_home()));
-            let f32 = MiniLmEmbedder::load(dir)?;
+            let model = MiniLmEmbedder::load(dir)?;
             let queries = (queries != documents).then(|| {
-                let q: Arc<dyn Embedder> = Arc::new(f32.with_precision(queries));
+                let q: Arc<dyn Embedder> = Arc::new(model.with_precision(queries));
                 q
             });
-            let docs = if documents == Precision::F32 {
-                f32
-            } else {
-                f32.with_precision(documents)
-            };
             return Ok(Embedders {
-                docs: Arc::new(docs),
+                docs: Arc::new(model.with_precision(documents)),
                 queries,
             });
         }
