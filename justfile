@@ -30,6 +30,11 @@ rebaseline:
 dataset seed="42":
     cargo run -p hindsight-cli -- dataset generate --seed {{seed}} --out datasets/agent-memory-bilingual
 
+# The load report: release build, a store pre-filled to N memories, the MCP server over it, the
+# load harness (reports/load/; the next `just eval` shows it). Same as `scripts/load-report N`.
+load n="100000" *ARGS:
+    scripts/load-report {{n}} reports/load {{ARGS}}
+
 # Criterion benchmarks (speed targets live here, never in unit tests).
 bench:
     cargo bench -p hindsight-bench
@@ -44,9 +49,11 @@ services-stop:
     scripts/pg-test-server stop
     scripts/redis-test-server stop
 
-# The MCP server over streamable HTTP on 127.0.0.1 (add --auth-config FILE for bearer tokens).
-serve addr="127.0.0.1:8080" *ARGS:
-    cargo run -p hindsight-cli -- serve --http {{addr}} {{ARGS}}
+# The MCP server over streamable HTTP on 127.0.0.1:8080 with the example bearer tokens
+# (config/tokens.example.toml). `just serve --auth-config FILE` for your tokens, `just serve --no-auth`
+# for none (local benchmarks only); the server refuses to start with neither.
+serve *ARGS="--auth-config config/tokens.example.toml":
+    cargo run -p hindsight-cli -- serve --http 127.0.0.1:8080 {{ARGS}}
 
 # Guard: catch rate / false positives on the injection corpus test split.
 guard-eval:

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use hindsight_core::{EmbeddingSpace, Store};
 use hindsight_store_qdrant::{QdrantConfig, QdrantStore};
-use hindsight_store_sqlite::SqliteStore;
+use hindsight_store_sqlite::{AnnConfig, SqliteStore};
 
 mod services;
 pub use services::{PgBackend, fresh_postgres, open_working_memory};
@@ -55,20 +55,25 @@ impl BackendUrl {
     }
 }
 
-/// Opens the store a URL names, for vectors of `space`.
-pub async fn open_store(url: &BackendUrl, space: EmbeddingSpace) -> Result<Arc<dyn Store>> {
+/// Opens the store a URL names, for vectors of `space`; `ann` sets the embedded store's vector
+/// tiers (other backends index their own way).
+pub async fn open_store(
+    url: &BackendUrl,
+    space: EmbeddingSpace,
+    ann: AnnConfig,
+) -> Result<Arc<dyn Store>> {
     Ok(match url {
         BackendUrl::Sqlite(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("creating data directory {}", dir.display()))?;
             Arc::new(
-                SqliteStore::open(dir, space)
+                SqliteStore::open_with(dir, space, ann)
                     .await
                     .with_context(|| format!("opening store in {}", dir.display()))?,
             )
         }
         BackendUrl::SqliteMemory => Arc::new(
-            SqliteStore::open_in_memory(space)
+            SqliteStore::open_in_memory_with(space, ann)
                 .await
                 .context("opening in-memory store")?,
         ),

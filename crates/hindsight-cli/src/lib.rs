@@ -58,6 +58,17 @@ pub struct Cli {
         default_value = "auto"
     )]
     pub document_precision: DocumentPrecision,
+    /// Embedded store's vector search: a namespace with at least this many vectors leaves the
+    /// exact scan for an int8 scan with exact re-ranking (behind a sign-bit prefilter once that
+    /// keeps fewer rows than there are). Other backends index their own way.
+    #[arg(long, global = true, env = "HINDSIGHT_ANN_THRESHOLD", value_name = "N",
+          default_value_t = hindsight_index::AnnConfig::default().threshold)]
+    pub ann_threshold: usize,
+    /// Embedded store's vector search: a namespace with at least this many vectors is searched
+    /// through an HNSW graph (usearch), built from the stored vectors and updated on every write.
+    #[arg(long, global = true, env = "HINDSIGHT_GRAPH_THRESHOLD", value_name = "N",
+          default_value_t = hindsight_index::AnnConfig::default().graph_threshold)]
+    pub graph_threshold: usize,
     /// Working memory for `serve`: `redis://HOST:PORT[/DB]`, or `memory://` (in-process, default).
     #[arg(long, global = true, env = "HINDSIGHT_WORKING_MEMORY")]
     pub working_memory: Option<String>,
@@ -119,6 +130,17 @@ pub enum Command {
     /// The write guard: scan texts, generate the injection corpus, train and evaluate the classifier.
     #[command(subcommand)]
     Guard(commands::guard::GuardCommand),
+}
+
+impl Cli {
+    /// The embedded store's vector tiers as `--ann-threshold` / `--graph-threshold` set them.
+    pub fn ann_config(&self) -> hindsight_index::AnnConfig {
+        hindsight_index::AnnConfig {
+            threshold: self.ann_threshold,
+            graph_threshold: self.graph_threshold,
+            ..hindsight_index::AnnConfig::default()
+        }
+    }
 }
 
 /// `--query-precision`: a fixed [`hindsight_embed::Precision`] or the CPU's fastest.
@@ -243,6 +265,25 @@ mod tests {
             QueryPrecision::Fixed(Precision::F32).resolve(),
             Precision::F32
         );
+    }
+
+    #[test]
+    fn vector_tier_thresholds_reach_the_store_config() {
+        let default = Cli::parse_from(["hindsight", "eval"]).ann_config();
+        assert_eq!(default, hindsight_index::AnnConfig::default());
+        let cli = Cli::parse_from([
+            "hindsight",
+            "--ann-threshold",
+            "5000",
+            "serve",
+            "--stdio",
+            "--graph-threshold",
+            "90000",
+        ]);
+        let c = cli.ann_config();
+        assert_eq!((c.threshold, c.graph_threshold), (5000, 90_000));
+        assert_eq!(c.int8_rerank, default.int8_rerank);
+        assert!(Cli::try_parse_from(["hindsight", "--ann-threshold", "-1", "eval"]).is_err());
     }
 
     #[test]

@@ -226,6 +226,7 @@ mod tests {
             tuning: None,
             half_life_sweep: None,
             guard: None,
+            load: None,
             timing: Timing::default(),
         }
     }

@@ -394,6 +394,7 @@ pub async fn evaluate_dataset(
             stages,
         },
         guard: None,
+        load: None,
     };
     Ok(DatasetEval {
         summary,

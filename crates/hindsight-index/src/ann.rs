@@ -275,6 +275,25 @@ impl AnnIndex {
         }
     }
 
+    /// The tier that answers an unfiltered search for a few hits now (what
+    /// [`AnnIndex::search_all_with_mode`] reports, short of a graph search falling back).
+    pub fn tier(&self) -> SearchMode {
+        let len = self.flat.len();
+        if self.graph.is_some() {
+            SearchMode::Graph
+        } else if !self.flat.has_int8() || self.config.mode_at(len) == SearchMode::Exact {
+            SearchMode::Exact
+        } else if self
+            .config
+            .prefilter_candidates(len)
+            .is_some_and(|c| c < len)
+        {
+            SearchMode::Prefiltered
+        } else {
+            SearchMode::Int8
+        }
+    }
+
     /// Whether searches between the thresholds go through the int8 scan.
     pub fn has_int8(&self) -> bool {
         self.flat.has_int8()

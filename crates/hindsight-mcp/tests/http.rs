@@ -600,3 +600,182 @@ async fn a_body_that_is_not_json_rpc_gets_a_parse_error() {
         .await;
     assert_eq!(status, 200);
 }
+
+/// The hash embedder, except that a text containing `GATED` blocks until the test opens the gate:
+/// a write the test knows is in flight.
+#[derive(Debug)]
+struct GatedEmbedder {
+    inner: HashEmbedder,
+    entered: std::sync::atomic::AtomicBool,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl GatedEmbedder {
+    fn open_gate(&self) {
+        *self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        self.opened.notify_all();
+    }
+}
+
+/// Opens the gate when dropped: a failing assertion must not leave the blocked embedding thread
+/// (and with it the test runtime's shutdown) waiting forever.
+struct OpenOnDrop(Arc<GatedEmbedder>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open_gate();
+    }
+}
+
+impl Embedder for GatedEmbedder {
+    fn space(&self) -> hindsight_core::EmbeddingSpace {
+        self.inner.space()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, hindsight_embed::EmbedError> {
+        if texts.iter().any(|t| t.contains("GATED")) {
+            self.entered
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            let mut open = self.open.lock().expect("gate lock");
+            while !*open {
+                open = self.opened.wait(open).expect("gate wait");
+            }
+        }
+        self.inner.embed(texts)
+    }
+    fn is_test_only(&self) -> bool {
+        true
+    }
+}
+
+/// Shutdown (what SIGTERM triggers in `hindsight serve`) while a write is in flight: new
+/// connections are refused, the write completes and is answered, the store is flushed, and the
+/// memory is there when the data directory is opened again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_finishes_an_in_flight_write_and_flushes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gate = Arc::new(GatedEmbedder {
+        inner: HashEmbedder::new(64).expect("hash embedder"),
+        entered: std::sync::atomic::AtomicBool::new(false),
+        open: std::sync::Mutex::new(false),
+        opened: std::sync::Condvar::new(),
+    });
+    let _open_on_drop = OpenOnDrop(gate.clone());
+    let space = gate.space();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(dir.path(), space.clone())
+            .await
+            .expect("store"),
+    );
+    let embedder: Arc<dyn Embedder> = gate.clone();
+    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
+    let state = Arc::new(ServerState::new(
+        engine,
+        Arc::new(InProcessWorkingMemory::new()),
+        Reflector::rules(),
+        ServerOptions::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve_http(
+        state,
+        listener,
+        HttpAuth::Disabled,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let post = |body: Value| {
+        let url = url.clone();
+        async move {
+            reqwest::Client::new()
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .timeout(Duration::from_secs(60))
+                .json(&body)
+                .send()
+                .await
+        }
+    };
+    let in_flight = tokio::spawn(post(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "memory_store", "arguments": {
+            "content": "GATED: the release train leaves on Thursdays at 14:00", "kind": "semantic"}}}),
+    ));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !gate.entered.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the write never reached the embedder"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    stop.send(()).expect("server still running");
+    // Draining: new connections are refused while the write is still held at the gate.
+    let healthz = url.replace("/mcp", "/healthz");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let probe = reqwest::Client::new()
+            .get(&healthz)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await;
+        if probe.is_err() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "new connections still accepted 10 s after shutdown began"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Held at the gate, the write keeps the server from stopping (given time to stop, it does not).
+    let mut server = server;
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), &mut server)
+            .await
+            .is_err(),
+        "the server stopped with a write in flight"
+    );
+    assert!(
+        !in_flight.is_finished(),
+        "the write finished before the gate opened"
+    );
+
+    gate.open_gate();
+    let resp = in_flight
+        .await
+        .expect("request task")
+        .expect("the in-flight write was answered");
+    assert_eq!(resp.status().as_u16(), 200);
+    let v: Value = resp.json().await.expect("json");
+    let id = v["result"]["structuredContent"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_owned();
+    tokio::time::timeout(Duration::from_secs(60), server)
+        .await
+        .expect("server stopped")
+        .expect("server task")
+        .expect("clean shutdown");
+
+    // What the write committed survives: a fresh open of the data directory finds it.
+    let reopened = SqliteStore::open(dir.path(), space).await.expect("reopen");
+    let m = reopened
+        .get(
+            &hindsight_core::Namespace::default(),
+            &hindsight_core::MemoryId::new(&id),
+        )
+        .await
+        .expect("get")
+        .expect("the in-flight write is stored");
+    assert!(m.content.contains("release train"), "{}", m.content);
+}

@@ -27,5 +27,5 @@ mod codec;
 mod state;
 mod store;
 
-pub use hindsight_index::AnnConfig;
+pub use hindsight_index::{AnnConfig, SearchMode};
 pub use store::{DB_FILE, SqliteStore, TANTIVY_DIR, stored_space};

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     Filter, Memory, MemoryId, MemoryKind, Outcome, Status, TaskType, VectorIndex,
 };
-use hindsight_index::{AnnConfig, AnnIndex};
+use hindsight_index::{AnnConfig, AnnIndex, SearchMode};
 
 /// The fields of a memory that [`Filter`] looks at, plus its id and namespace.
 #[derive(Clone, Debug)]
@@ -273,6 +273,11 @@ impl State {
     }
 
     /// Top `k` `(key, cosine)` in `namespace` admitted by `filter`.
+    /// The vector tier answering unfiltered searches in `namespace` (`None`: no vectors there).
+    pub fn vector_tier(&self, namespace: &str) -> Option<SearchMode> {
+        self.namespaces.get(namespace).map(|ns| ns.vectors.tier())
+    }
+
     pub fn vector_search(
         &self,
         namespace: &str,

@@ -14,7 +14,7 @@ use hindsight_core::{
     PathHit, PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
     structured_weights as weights,
 };
-use hindsight_index::{AnnConfig, KeywordIndex};
+use hindsight_index::{AnnConfig, KeywordIndex, SearchMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
 
@@ -665,6 +665,13 @@ impl SqliteStore {
 
     fn keyword(&self) -> &KeywordIndex {
         &self.publisher.keyword
+    }
+
+    /// Which vector tier answers unfiltered searches in `ns` now (exact scan, int8 scan, the
+    /// sign-bit cascade or the HNSW graph; see [`AnnConfig`]); `None` when `ns` holds no vectors.
+    /// For diagnostics and tests.
+    pub fn vector_tier(&self, ns: &Namespace) -> Result<Option<SearchMode>> {
+        Ok(self.read_state()?.vector_tier(ns.as_str()))
     }
 
     fn read_state(&self) -> Result<RwLockReadGuard<'_, State>> {

@@ -46,6 +46,39 @@ pub struct Args {
     /// Run the write-guard evaluation even with --quick.
     #[arg(long)]
     pub guard_eval: bool,
+    /// A load run of the MCP server to include as the report's latency-under-concurrency
+    /// section: the directory `hindsight load run --out` wrote (its `summary.json`). Skipped with
+    /// a note when the directory has none; never read by --quick runs.
+    #[arg(long, value_name = "DIR", default_value = "reports/load")]
+    pub load_report: PathBuf,
+    /// Do not include a load run in the report.
+    #[arg(long)]
+    pub no_load_report: bool,
+}
+
+/// The load run `--load-report` names, unless skipped; `Ok(None)` when it has no `summary.json`.
+fn attached_load_run(args: &Args) -> Result<Option<hindsight_eval::LoadSummary>> {
+    if args.no_load_report || args.quick {
+        return Ok(None);
+    }
+    let path = args.load_report.join("summary.json");
+    if !path.exists() {
+        eprintln!(
+            "no load run at {} (run `hindsight load run --out {}` against a server to add the latency section)",
+            path.display(),
+            args.load_report.display()
+        );
+        return Ok(None);
+    }
+    let run = hindsight_eval::LoadSummary::read(&path)
+        .with_context(|| format!("--load-report: reading {}", path.display()))?;
+    eprintln!(
+        "load run: {} ({} levels, started {})",
+        path.display(),
+        run.levels.len(),
+        run.started_at
+    );
+    Ok(Some(run))
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +140,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     } else {
         EvalOptions::default()
     };
+    // Read before the (long) evaluation, so a bad --load-report fails fast.
+    let load_run = attached_load_run(args)?;
     let embedders = super::embedders(cli)?;
     let embedders = if args.no_embedding_cache {
         embedders
@@ -147,7 +182,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             ),
             other => other.clone(),
         };
-        let store = open_store(&url, embedder.space()).await?;
+        let store = open_store(&url, embedder.space(), cli.ann_config()).await?;
         let engine = super::engine_over(&embedders, store)
             .query_cache(dataset.queries.len().max(1024))
             .build()?;
@@ -197,6 +232,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
             (None, _) => PathBuf::from("reports").join(&name),
         };
         eval.summary.timing.stages.insert("load".into(), load_s);
+        eval.summary.load = load_run.clone();
         let tw = Instant::now();
         write_outputs(&eval, &out)
             .with_context(|| format!("writing report to {}", out.display()))?;

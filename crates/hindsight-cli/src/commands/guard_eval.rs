@@ -14,6 +14,7 @@ use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
 use hindsight_guard::{Guard, GuardConfig, GuardEvalReport, HeadKind, evaluate};
 use hindsight_harness::{PoisonOptions, evaluate_poisoning};
+use hindsight_index::AnnConfig;
 
 use crate::backend::{BackendUrl, open_store};
 
@@ -107,7 +108,12 @@ pub async fn catch_rate(
 }
 
 async fn fresh_engine(embedders: &Embedders, queries: usize) -> Result<EngineBuilder> {
-    let store = open_store(&BackendUrl::SqliteMemory, embedders.docs.space()).await?;
+    let store = open_store(
+        &BackendUrl::SqliteMemory,
+        embedders.docs.space(),
+        AnnConfig::default(),
+    )
+    .await?;
     Ok(super::engine_over(embedders, store).query_cache(queries.max(1024)))
 }
 

@@ -134,7 +134,7 @@ pub async fn engine(cli: &Cli) -> Result<Engine> {
 pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
     let embedders = embedders(cli)?;
     let url = backend_url(cli)?;
-    let store = open_store(&url, embedders.docs.space()).await?;
+    let store = open_store(&url, embedders.docs.space(), cli.ann_config()).await?;
     let model = embedders.docs.space().model;
     guarded(cli, engine_over(&embedders, store), &model)
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use hindsight_engine::WriteConfig;
 use hindsight_mcp::{Access, AuthConfig, HttpAuth, ServerOptions, ServerState};
 use hindsight_reflect::{ChatClient, LlmConfig, Reflector};
 
@@ -33,6 +34,11 @@ pub struct Args {
     /// default; `*` = all).
     #[arg(long, value_delimiter = ',', default_value = "default")]
     pub namespace: Vec<String>,
+    /// Longest memory content (and context) a write may carry, in characters; longer writes are
+    /// refused with an invalid-params error naming the limit, and nothing is stored.
+    #[arg(long, env = "HINDSIGHT_MAX_CONTENT_CHARS", value_name = "N",
+          default_value_t = WriteConfig::default().max_content_chars)]
+    pub max_content_chars: usize,
     /// Do not count search hits as accessed (skips one store write per search).
     #[arg(long)]
     pub no_record_access: bool,
@@ -106,12 +112,19 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         }),
         None => None,
     };
+    if args.max_content_chars == 0 {
+        bail!("--max-content-chars must be at least 1");
+    }
     let stdio_access = Access::namespaces(args.namespace.clone()).context("--namespace")?;
     let reflector = reflector(args)?;
     // Searches record access in the background: concurrent searches share a few writes.
     let engine = Arc::new(
         super::engine_builder(cli)
             .await?
+            .write_config(WriteConfig {
+                max_content_chars: args.max_content_chars,
+                ..WriteConfig::default()
+            })
             .defer_access(true)
             .build()?,
     );

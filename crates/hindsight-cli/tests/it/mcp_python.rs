@@ -114,7 +114,16 @@ impl Server {
                 EMBEDDER,
                 "-v",
             ])
-            .args(["serve", "--http", "127.0.0.1:0", "--auth-config"])
+            // A lower content limit than the default, which the stdio run keeps: the flag is
+            // checked to reach the server (the scenario's oversized write names the limit).
+            .args([
+                "serve",
+                "--max-content-chars",
+                "3000",
+                "--http",
+                "127.0.0.1:0",
+            ])
+            .arg("--auth-config")
             .arg(auth)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

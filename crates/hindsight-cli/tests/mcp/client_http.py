@@ -63,7 +63,7 @@ async def main(url: str, token_a: str, token_b: str, token_ro: str) -> None:
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             scenario.ok(f"initialize over HTTP: protocol {init.protocol_version}")
-            ids = await scenario.run(session, namespace="a")
+            ids = await scenario.run(session, namespace="a", max_content=3000)  # the server runs with --max-content-chars 3000
             # token A cannot read or write namespace b
             await scenario.expect_mcp_error(session, "memory_search", {"namespace": "b", "query": "anything"}, -32001, "\"b\"")
             await scenario.expect_mcp_error(session, "memory_store", {"namespace": "b", "content": "sneaky"}, -32001, "\"b\"")

@@ -69,7 +69,7 @@ async def still_alive(session: ClientSession) -> None:
     assert out["count"] >= 0
 
 
-async def run(session: ClientSession, namespace: str | None = None) -> dict[str, str]:
+async def run(session: ClientSession, namespace: str | None = None, max_content: int = 8000) -> dict[str, str]:
     """The full tool walk-through. `namespace` is passed explicitly when given. Returns ids."""
     ns: dict[str, Any] = {} if namespace is None else {"namespace": namespace}
 
@@ -174,7 +174,8 @@ async def run(session: ClientSession, namespace: str | None = None) -> dict[str,
     await expect_tool_error(session, "memory_store", {**ns, "tags": ["x"]}, "content")
     await expect_tool_error(session, "memory_search", {**ns, "query": "x", "top_k": "five"}, "expected u32")  # rmcp's serde message names the value and type, not the field
     await expect_tool_error(session, "memory_store", {**ns, "content": "x", "colour": "red"}, "colour")
-    await expect_mcp_error(session, "memory_store", {**ns, "content": "y" * 9000}, -32602, "exceeds the limit")
+    # the server's content limit (`serve --max-content-chars`, 8000 by default)
+    await expect_mcp_error(session, "memory_store", {**ns, "content": "y" * (max_content + 1)}, -32602, f"exceeds the limit of {max_content}")
     await expect_mcp_error(session, "memory_store", {**ns, "content": "   "}, -32602, "content")
     await expect_mcp_error(session, "memory_forget", {**ns, "id": "no-such-id", "reason": "x"}, -32002, "no-such-id")
     await expect_mcp_error(session, "memory_forget", {**ns, "id": m1["id"], "reason": " "}, -32602, "reason")

@@ -650,3 +650,65 @@ async fn query_embedder_embeds_queries_and_must_share_the_space() {
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::EmbeddingMismatch);
 }
+
+#[tokio::test]
+async fn feedback_moves_a_memory_in_the_ranking() {
+    let (engine, emb) = setup().await;
+    emb.set("which deploy checklist", &e0());
+    // Equally similar to the query, 0.64 to each other (far below the duplicate band).
+    emb.set(
+        "deploy checklist one",
+        &[0.8, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    emb.set(
+        "deploy checklist two",
+        &[0.8, 0.0, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    let one = engine
+        .store_memory(mem("deploy checklist one"), now())
+        .await
+        .unwrap();
+    let two = engine
+        .store_memory(mem("deploy checklist two"), now())
+        .await
+        .unwrap();
+    let order = |hits: &[hindsight_engine::SearchHit]| -> Vec<MemoryId> {
+        hits.iter()
+            .filter(|h| h.memory.id == one.id || h.memory.id == two.id)
+            .map(|h| h.memory.id.clone())
+            .collect()
+    };
+    let before = engine
+        .search(&req("which deploy checklist"))
+        .await
+        .unwrap()
+        .hits;
+    let before = order(&before);
+    assert_eq!(before.len(), 2);
+    let (first, second) = (before[0].clone(), before[1].clone());
+
+    // Useful feedback on the second lifts it above the first.
+    let m = engine.feedback(&ns(), &second, true).await.unwrap();
+    assert!(m.usefulness > 0.0);
+    let hits = engine
+        .search(&req("which deploy checklist"))
+        .await
+        .unwrap()
+        .hits;
+    let lifted = hits.iter().find(|h| h.memory.id == second).unwrap();
+    assert!(lifted.explanation.factors.usefulness > 1.0);
+    assert_eq!(order(&hits), vec![second.clone(), first.clone()]);
+
+    // Two "not useful" votes put it back below the first, with a factor under 1.
+    engine.feedback(&ns(), &second, false).await.unwrap();
+    let m = engine.feedback(&ns(), &second, false).await.unwrap();
+    assert!(m.usefulness < 0.0);
+    let hits = engine
+        .search(&req("which deploy checklist"))
+        .await
+        .unwrap()
+        .hits;
+    let sunk = hits.iter().find(|h| h.memory.id == second).unwrap();
+    assert!(sunk.explanation.factors.usefulness < 1.0);
+    assert_eq!(order(&hits), vec![first, second]);
+}

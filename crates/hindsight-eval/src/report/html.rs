@@ -125,6 +125,7 @@ pub(crate) fn index_html(
     metrics: &(Vec<String>, Vec<Vec<String>>),
     by_tag: &(Vec<String>, Vec<Vec<String>>),
     plots: &[PlotFile],
+    load: Option<&str>,
 ) -> String {
     let mut out = String::new();
     let _ = write!(
@@ -273,6 +274,18 @@ pub(crate) fn index_html(
             let _ = writeln!(out, "<h2>{}</h2>", escape(&t.title));
             out.push_str(&table(&t.header, &t.rows));
         }
+    }
+
+    if let (Some(body), Some(run)) = (load, &summary.load) {
+        out.push_str("<h2>Latency under concurrency (MCP server load run)</h2>\n");
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">A separate run of <code>hindsight load run</code> against the MCP \
+             server (started {}), attached to this report; the retrieval metrics above come from \
+             the in-process evaluation.</p>",
+            escape(&run.started_at)
+        );
+        out.push_str(body);
     }
 
     out.push_str("<h2>Timing</h2>\n");

@@ -408,6 +408,48 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     let csv = dir.join("load.csv");
     tables::write_csv(&mut frame, &csv, "load")?;
     files.push(csv);
+    let md = load_markdown(summary, &frame);
+    let md_path = dir.join("load.md");
+    std::fs::write(&md_path, &md.text).map_err(|e| EvalError::io(&md_path, e))?;
+    files.push(md_path);
+
+    let plots = write_load_plots(summary, dir)?;
+    for p in &plots {
+        files.push(dir.join(format!("{}.svg", p.stem)));
+        files.push(dir.join(format!("{}.png", p.stem)));
+    }
+
+    let mut page = String::from(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hindsight load test</title>\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>\n\
+         <h1>Load test</h1>\n",
+    );
+    page.push_str(&load_html_body(&md, &frame, &plots));
+    page.push_str("</body></html>\n");
+    let index = dir.join("index.html");
+    std::fs::write(&index, page).map_err(|e| EvalError::io(&index, e))?;
+    files.push(index);
+    Ok(files)
+}
+
+/// The load run as a section of another report's `index.html` (the evaluation report's): its
+/// plots written into `dir` (stems `load_*`, which no evaluation plot uses) and the HTML body —
+/// run line, plots, level table, recall, slowest calls, server profiles, notes.
+pub(crate) fn load_section(summary: &LoadSummary, dir: &Path) -> Result<(String, Vec<PlotFile>)> {
+    let frame = load_frame(summary)?;
+    let md = load_markdown(summary, &frame);
+    let plots = write_load_plots(summary, dir)?;
+    Ok((load_html_body(&md, &frame, &plots), plots))
+}
+
+/// `load.md`, and the level table inside it (the HTML shows that one as a table of its own).
+struct LoadMarkdown {
+    text: String,
+    level_table: String,
+}
+
+fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
     let mut md = String::from("# Load test\n\n");
     let _ = writeln!(
         md,
@@ -485,7 +527,7 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
             );
         }
     }
-    let level_table = tables::markdown(&frame);
+    let level_table = tables::markdown(frame);
     md.push_str(&level_table);
     let slow: Vec<&LoadLevel> = summary
         .levels
@@ -513,29 +555,24 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     for note in &summary.notes {
         let _ = writeln!(md, "\n- {note}");
     }
-    let md_path = dir.join("load.md");
-    std::fs::write(&md_path, &md).map_err(|e| EvalError::io(&md_path, e))?;
-    files.push(md_path);
-
-    let plots = write_load_plots(summary, dir)?;
-    for p in &plots {
-        files.push(dir.join(format!("{}.svg", p.stem)));
-        files.push(dir.join(format!("{}.png", p.stem)));
+    LoadMarkdown {
+        text: md,
+        level_table,
     }
+}
 
-    let (header, rows) = tables::cells(&frame);
-    let mut page = String::from(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hindsight load test</title>\
-         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>\n\
-         <h1>Load test</h1>\n",
-    );
+/// The body of a load report page: the run line, plots, level table, then everything else
+/// `load.md` says (ANN recall sweeps, slowest calls, the server's stage profile, notes), minus its
+/// title, run line and the level table.
+fn load_html_body(md: &LoadMarkdown, frame: &DataFrame, plots: &[PlotFile]) -> String {
+    let mut page = String::new();
+    let (header, rows) = tables::cells(frame);
     let _ = writeln!(
         page,
         "<p>{}</p>",
-        html::escape(md.lines().nth(2).unwrap_or(""))
+        html::escape(md.text.lines().nth(2).unwrap_or(""))
     );
-    for p in &plots {
+    for p in plots {
         let _ = writeln!(
             page,
             "<p><img src=\"{0}.svg\" alt=\"{1}\"><br><a href=\"{0}.png\">PNG</a></p>",
@@ -547,17 +584,14 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     // Everything else `load.md` says (ANN recall sweeps, slowest calls, the server's stage
     // profile, notes), minus its title, endpoint line and the table above.
     let rest: String = md
-        .replacen(&level_table, "", 1)
+        .text
+        .replacen(&md.level_table, "", 1)
         .lines()
         .skip(3)
         .map(|l| format!("{l}\n"))
         .collect();
     page.push_str(&html::from_report_markdown(&rest));
-    page.push_str("</body></html>\n");
-    let index = dir.join("index.html");
-    std::fs::write(&index, page).map_err(|e| EvalError::io(&index, e))?;
-    files.push(index);
-    Ok(files)
+    page
 }
 
 /// (label, points) series of `value` for `op` over closed-loop levels, one per phase.

@@ -42,7 +42,7 @@ pub struct ReportFiles {
 
 /// Writes the full report for `summary` into `dir` (created if missing): `summary.json`,
 /// `metrics.{md,csv}`, `by_tag.{md,csv}`, `guard.md` when the summary has a guard section, the
-/// plots the summary has data for, and `index.html`.
+/// plots the summary has data for (the load run's too, when one is attached), and `index.html`.
 pub fn write_report(summary: &Summary, dir: impl AsRef<Path>) -> Result<ReportFiles> {
     write_report_inner(summary, dir.as_ref())
 }
@@ -89,11 +89,24 @@ fn write_report_inner(summary: &Summary, dir: &Path) -> Result<ReportFiles> {
         write("guard.md", &guard::guard_markdown(section), &mut files)?;
     }
 
+    let load = match &summary.load {
+        Some(run) => {
+            let (body, load_plots) = load::load_section(run, dir)?;
+            for p in &load_plots {
+                files.push(dir.join(format!("{}.svg", p.stem)));
+                files.push(dir.join(format!("{}.png", p.stem)));
+            }
+            Some(body)
+        }
+        None => None,
+    };
+
     let html = html::index_html(
         summary,
         &tables::cells(&metrics_display),
         &tables::cells(&by_tag),
         &plots,
+        load.as_deref(),
     );
     write("index.html", &html, &mut files)?;
     Ok(ReportFiles { files, plots })

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EvalError, Result};
 use crate::metrics::{Metric, PerQueryMetrics, QueryTags, aggregate, aggregate_by_tag};
 use crate::report::guard::GuardSection;
+use crate::report::load::LoadSummary;
 use crate::stats::{BootstrapConfig, PermutationConfig, bootstrap_cis, paired_randomization_test};
 
 /// Everything one evaluation run reports: written as `summary.json`, read back by the gate.
@@ -40,6 +41,11 @@ pub struct Summary {
     /// Write-guard catch rate and end-to-end poisoning results, when they were run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<GuardSection>,
+    /// A load run of the MCP server (`hindsight load run`'s `summary.json`), attached by
+    /// `hindsight eval` (`--load-report`): a separate run against a served store, shown as the
+    /// report's latency-under-concurrency section. Never compared by the gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadSummary>,
 }
 
 /// The embedder behind a run.

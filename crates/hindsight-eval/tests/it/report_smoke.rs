@@ -134,6 +134,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
         tuning: extras.then_some(tuning),
         half_life_sweep: extras.then_some(sweep),
         guard: None,
+        load: None,
         timing: Timing {
             total_s: 1.5,
             stages: BTreeMap::from([("search".to_owned(), 1.0)]),
@@ -366,4 +367,71 @@ fn summary_values_are_consistent() {
         let ns: Vec<usize> = setup.by_tag.values().map(|t| t.n).collect();
         assert_eq!(ns.iter().sum::<usize>(), 29, "{name}");
     }
+}
+
+#[test]
+fn attached_load_run_becomes_the_latency_section() {
+    use hindsight_eval::{LoadLevel, LoadSummary, OpStats};
+    let op = |name: &str, p50: f64, throughput: f64| OpStats {
+        op: name.into(),
+        count: 200,
+        errors: 0,
+        error_kinds: BTreeMap::new(),
+        throughput,
+        mean_ms: p50,
+        p50_ms: p50,
+        p95_ms: p50 * 2.0,
+        p99_ms: p50 * 3.0,
+        max_ms: p50 * 4.0,
+    };
+    let level = |c: u32, p50: f64, throughput: f64| LoadLevel {
+        phase: "cold".into(),
+        mode: "closed".into(),
+        concurrency: c,
+        target_rate: None,
+        duration_s: 5.0,
+        ops: vec![
+            op("memory_search", p50, throughput),
+            op("all", p50, throughput),
+        ],
+        slowest: vec![],
+        server: None,
+    };
+    let run = LoadSummary {
+        url: "http://127.0.0.1:9/mcp".into(),
+        started_at: "2026-12-02T05:00:00Z".into(),
+        memories: Some(100_000),
+        embedder: Some("all-MiniLM-L6-v2 (384d)".into()),
+        host: Some("test host, 2 cores".into()),
+        mix: BTreeMap::from([("memory_search".to_owned(), 100.0)]),
+        levels: vec![level(1, 7.25, 131.5), level(2, 9.75, 187.25)],
+        ann: None,
+        notes: vec!["a note from the load run".into()],
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = summary(false, false);
+    s.load = Some(run.clone());
+    let files = write_report(&s, dir.path()).expect("report written");
+    for stem in ["load_latency", "load_throughput"] {
+        let svg = dir.path().join(format!("{stem}.svg"));
+        assert!(svg.exists(), "{}", svg.display());
+        assert!(files.files.contains(&svg), "{stem} listed");
+    }
+    let html = read(&dir.path().join("index.html"));
+    assert!(html.contains("Latency under concurrency"));
+    assert!(html.contains("2026-12-02T05:00:00Z"), "the run is dated");
+    assert!(html.contains("<img src=\"load_latency.svg\""));
+    assert!(
+        html.contains("187.25") && html.contains("9.75"),
+        "the level table"
+    );
+    assert!(html.contains("a note from the load run"));
+    let back = Summary::read(dir.path().join("summary.json")).expect("summary read back");
+    assert_eq!(back.load, Some(run));
+
+    // Without a load run: no section, no load plots.
+    let plain = tempfile::tempdir().expect("tempdir");
+    write_report(&summary(false, false), plain.path()).expect("report written");
+    assert!(!read(&plain.path().join("index.html")).contains("Latency under concurrency"));
+    assert!(!plain.path().join("load_latency.svg").exists());
 }
