@@ -35,18 +35,18 @@ struct Harness {
     store: Arc<dyn Store>,
 }
 
-async fn start() -> Harness {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64).expect("hash embedder"));
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open_in_memory(embedder.space())
-            .await
-            .expect("in-memory store"),
-    );
-    let engine = Arc::new(
-        Engine::builder(store.clone(), embedder)
-            .build()
-            .expect("engine"),
-    );
+/// Serves an engine over `store` and `embedder` on 127.0.0.1: the MCP URL, the sender that stops
+/// the server, and its task.
+async fn serve(
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    auth: HttpAuth,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), hindsight_core::Error>>,
+) {
+    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
     let state = Arc::new(ServerState::new(
         engine,
         Arc::new(InProcessWorkingMemory::new()),
@@ -57,14 +57,25 @@ async fn start() -> Harness {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let auth = HttpAuth::Tokens(Arc::new(AuthConfig::parse(AUTH).expect("auth config")));
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(serve_http(state, listener, auth, async move {
         let _ = rx.await;
     }));
+    (format!("http://{addr}/mcp"), tx, task)
+}
+
+async fn start() -> Harness {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64).expect("hash embedder"));
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_in_memory(embedder.space())
+            .await
+            .expect("in-memory store"),
+    );
+    let auth = HttpAuth::Tokens(Arc::new(AuthConfig::parse(AUTH).expect("auth config")));
+    let (url, tx, task) = serve(store.clone(), embedder, auth).await;
     Harness {
-        url: format!("http://{addr}/mcp"),
-        base: format!("http://{addr}"),
+        base: url.trim_end_matches("/mcp").to_owned(),
+        url,
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()
@@ -670,27 +681,7 @@ async fn shutdown_finishes_an_in_flight_write_and_flushes_it() {
             .await
             .expect("store"),
     );
-    let embedder: Arc<dyn Embedder> = gate.clone();
-    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
-    let state = Arc::new(ServerState::new(
-        engine,
-        Arc::new(InProcessWorkingMemory::new()),
-        Reflector::rules(),
-        ServerOptions::default(),
-    ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve_http(
-        state,
-        listener,
-        HttpAuth::Disabled,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let (url, stop, server) = serve(store, gate.clone(), HttpAuth::Disabled).await;
     let post = |body: Value| {
         let url = url.clone();
         async move {

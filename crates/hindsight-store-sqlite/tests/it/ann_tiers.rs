@@ -3,26 +3,21 @@
 //! a brute-force scan of the same vectors, for writes reaching it incrementally (an updated vector
 //! is found at once, a forgotten memory never returned), and for being rebuilt from SQLite on open.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
-use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, Source, Status,
-    Store, l2_normalize,
+    EmbeddingSpace, Filter, Memory, MemoryId, MemoryPatch, Namespace, Status, Store, l2_normalize,
 };
 use hindsight_store_sqlite::{AnnConfig, SearchMode, SqliteStore};
 
 const DIM: usize = 32;
 
+/// The model name `store::mem` stamps on its memories, at a dimension of this test's own.
 fn space() -> EmbeddingSpace {
     EmbeddingSpace {
-        model: "tier-test".into(),
+        model: "test-model".into(),
         dim: DIM,
     }
-}
-
-fn t0() -> DateTime<Utc> {
-    DateTime::from_timestamp(1_750_000_000, 0).expect("valid time")
 }
 
 /// Exact below 200 vectors, int8 from 200, the cascade once it keeps fewer rows than there are
@@ -66,28 +61,7 @@ impl Rng {
 }
 
 fn mem(ns: &str, i: usize) -> Memory {
-    Memory {
-        id: MemoryId::new(format!("{ns}-{i:05}")),
-        namespace: Namespace::new(ns),
-        kind: MemoryKind::Semantic,
-        content: format!("memory number {i}"),
-        tags: vec![],
-        context: String::new(),
-        entities: BTreeMap::new(),
-        importance: 0.5,
-        source: Source::User,
-        created_at: t0(),
-        last_accessed_at: t0(),
-        access_count: 0,
-        usefulness: 0.0,
-        status: Status::Active,
-        status_reason: None,
-        superseded_by: None,
-        task_id: None,
-        task_type: None,
-        outcome: None,
-        embedding_model: "tier-test".into(),
-    }
+    crate::store::mem(ns, &format!("{ns}-{i:05}"), &format!("memory number {i}"))
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {

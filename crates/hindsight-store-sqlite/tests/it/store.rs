@@ -28,7 +28,7 @@ fn ns(s: &str) -> Namespace {
     Namespace::new(s)
 }
 
-fn mem(namespace: &str, id: &str, content: &str) -> Memory {
+pub(crate) fn mem(namespace: &str, id: &str, content: &str) -> Memory {
     Memory {
         id: MemoryId::new(id),
         namespace: ns(namespace),
