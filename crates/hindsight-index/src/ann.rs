@@ -133,6 +133,14 @@ pub enum SearchMode {
     Fallback,
 }
 
+/// Where [`AnnIndex::route`] sends a search (the prefilter's candidate count with the cascade).
+enum Route<'a> {
+    Graph(&'a Graph),
+    Exact,
+    Prefiltered(usize),
+    Int8,
+}
+
 /// The HNSW graph over the same keys as the [`FlatIndex`] beside it.
 struct Graph {
     index: Index,
@@ -278,19 +286,33 @@ impl AnnIndex {
     /// The tier that answers an unfiltered search for a few hits now (what
     /// [`AnnIndex::search_all_with_mode`] reports, short of a graph search falling back).
     pub fn tier(&self) -> SearchMode {
+        match self.route(1) {
+            Route::Graph(_) => SearchMode::Graph,
+            Route::Exact => SearchMode::Exact,
+            Route::Prefiltered(_) => SearchMode::Prefiltered,
+            Route::Int8 => SearchMode::Int8,
+        }
+    }
+
+    /// Where a search for `k` hits goes: the graph when there is one; else the exact scan below
+    /// the threshold (or without the int8 copy); else, in the middle tier or a graph tier
+    /// without its graph (failed, or not built yet), the prefilter cascade when it is on and
+    /// would drop rows, else the int8 scan.
+    fn route(&self, k: usize) -> Route<'_> {
         let len = self.flat.len();
-        if self.graph.is_some() {
-            SearchMode::Graph
+        if let Some(graph) = &self.graph {
+            Route::Graph(graph)
         } else if !self.flat.has_int8() || self.config.mode_at(len) == SearchMode::Exact {
-            SearchMode::Exact
-        } else if self
-            .config
-            .prefilter_candidates(len)
-            .is_some_and(|c| c < len)
-        {
-            SearchMode::Prefiltered
+            Route::Exact
         } else {
-            SearchMode::Int8
+            match self
+                .config
+                .prefilter_candidates(len)
+                .filter(|&c| c.max(k) < len)
+            {
+                Some(candidates) => Route::Prefiltered(candidates),
+                None => Route::Int8,
+            }
         }
     }
 
@@ -419,29 +441,23 @@ impl AnnIndex {
         let filtered = accept.is_some();
         let all = |_: u64| true;
         let accept: &dyn Fn(u64) -> bool = accept.unwrap_or(&all);
-        let Some(graph) = &self.graph else {
-            let len = self.flat.len();
-            let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
-            if !self.flat.has_int8() || self.config.mode_at(len) == SearchMode::Exact {
-                return (self.flat.search(query, k, accept), SearchMode::Exact);
-            }
-            // The middle tier, or a graph tier without its graph (failed, or not built yet):
-            // the prefilter cascade when it is on and would drop rows, else the int8 scan.
-            return match self
-                .config
-                .prefilter_candidates(len)
-                .filter(|&c| c.max(k) < len)
-            {
-                Some(candidates) => (
+        let rerank = self.config.int8_rerank.max(k.saturating_mul(3));
+        let graph = match self.route(k) {
+            Route::Graph(graph) => graph,
+            Route::Exact => return (self.flat.search(query, k, accept), SearchMode::Exact),
+            Route::Prefiltered(candidates) => {
+                return (
                     self.flat
                         .search_prefiltered(query, k, candidates, rerank, accept),
                     SearchMode::Prefiltered,
-                ),
-                None => (
+                );
+            }
+            Route::Int8 => {
+                return (
                     self.flat.search_int8(query, k, rerank, accept),
                     SearchMode::Int8,
-                ),
-            };
+                );
+            }
         };
         if k == 0 || query.len() != self.flat.dim() {
             return (Vec::new(), SearchMode::Exact);

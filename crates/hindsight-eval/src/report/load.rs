@@ -415,8 +415,7 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
 
     let plots = write_load_plots(summary, dir)?;
     for p in &plots {
-        files.push(dir.join(format!("{}.svg", p.stem)));
-        files.push(dir.join(format!("{}.png", p.stem)));
+        files.extend(p.paths(dir));
     }
 
     let mut page = String::from(

@@ -81,8 +81,7 @@ fn write_report_inner(summary: &Summary, dir: &Path) -> Result<ReportFiles> {
 
     let plots = plots::write_plots(summary, dir)?;
     for p in &plots {
-        files.push(dir.join(format!("{}.svg", p.stem)));
-        files.push(dir.join(format!("{}.png", p.stem)));
+        files.extend(p.paths(dir));
     }
 
     if let Some(section) = &summary.guard {
@@ -93,8 +92,7 @@ fn write_report_inner(summary: &Summary, dir: &Path) -> Result<ReportFiles> {
         Some(run) => {
             let (body, load_plots) = load::load_section(run, dir)?;
             for p in &load_plots {
-                files.push(dir.join(format!("{}.svg", p.stem)));
-                files.push(dir.join(format!("{}.png", p.stem)));
+                files.extend(p.paths(dir));
             }
             Some(body)
         }

@@ -5,7 +5,7 @@
 //! needed at runtime. Labels are ASCII.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -36,6 +36,13 @@ pub struct PlotFile {
     pub stem: String,
     /// Human-readable title (used as alt text).
     pub title: String,
+}
+
+impl PlotFile {
+    /// The two files the chart was written as in `dir` (`.svg`, `.png`).
+    pub(crate) fn paths(&self, dir: &Path) -> [PathBuf; 2] {
+        ["svg", "png"].map(|ext| dir.join(format!("{}.{ext}", self.stem)))
+    }
 }
 
 /// Draws every chart the summary has data for into `dir`.
