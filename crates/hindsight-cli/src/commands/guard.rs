@@ -45,7 +45,9 @@ pub enum GuardCommand {
         corpus: PathBuf,
         /// More labelled corpora (same format) whose train and validation records join the
         /// corpus's (their test records, if any, are ignored), e.g. `datasets/injection-dev`.
-        /// Never pass a held-out set such as `datasets/injection-challenge`.
+        /// Never pass a held-out set: the challenge, probe, fresh and code-heavy sets label every
+        /// record `test` and would add nothing; the selection set's records are all `validation`
+        /// and would leak into the thresholds.
         #[arg(long)]
         extra: Vec<PathBuf>,
         /// How many times the `--extra` corpora's records count (each record is repeated), in

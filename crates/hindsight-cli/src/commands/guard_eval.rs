@@ -177,9 +177,10 @@ pub async fn guard_section(
         "guard catch-rate evaluation",
         catch_rate(&guard, embedder, corpus_dir, Split::Test).await,
     );
-    // The held-out sets beside the corpus, when present: the hand-written challenge set and a
-    // second author's probe (how far the catch rate carries beyond the generator's templates and
-    // beyond one writer), and code-heavy benign memories (false positives only).
+    // The held-out sets beside the corpus, when present: the hand-written challenge set, a
+    // second author's probe and the fresh set of three more authors (how far the catch rate
+    // carries beyond the generator's templates and beyond one writer), and code-heavy benign
+    // memories (false positives only).
     // The selection set (independent authors, never trained on, used to choose the policy of the
     // precision-oriented model) is all `validation`.
     let sibling = async |name: &str, what: &str, split: Split| {
@@ -197,6 +198,7 @@ pub async fn guard_section(
     )
     .await;
     let probe = sibling("injection-probe", "guard probe-set evaluation", Split::Test).await;
+    let fresh = sibling("injection-fresh", "guard fresh-set evaluation", Split::Test).await;
     let select = sibling(
         "injection-select",
         "guard selection-set evaluation",
@@ -220,6 +222,7 @@ pub async fn guard_section(
         probe,
         select,
         codes,
+        fresh,
     })
 }
 
@@ -234,6 +237,7 @@ pub fn print_section(s: &GuardSection) {
         ("guard catch rate", &s.catch),
         ("guard challenge set (hand-written, held out)", &s.challenge),
         ("guard probe set (second author, held out)", &s.probe),
+        ("guard fresh set (three more authors, held out)", &s.fresh),
         (
             "guard selection set (independent authors, never trained on)",
             &s.select,

@@ -34,6 +34,11 @@ pub struct GuardSection {
     /// False positives on code-heavy benign memories (`datasets/injection-codes`; no attacks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codes: Option<GuardCatchReport>,
+    /// Detection quality on the fresh held-out set (`datasets/injection-fresh`): 1,499 texts by
+    /// three authors who saw only the threat description; never trained on and never
+    /// used to choose a model, threshold or rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh: Option<GuardCatchReport>,
 }
 
 /// A proportion with its sample size and a 95 % confidence interval.
@@ -250,6 +255,10 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             "Second author's probe set, held out (datasets/injection-probe)",
         ),
         (
+            &section.fresh,
+            "Fresh set, three more authors, held out (datasets/injection-fresh)",
+        ),
+        (
             &section.select,
             "Selection set, independent authors, never trained on (datasets/injection-select)",
         ),
@@ -423,16 +432,24 @@ mod tests {
             probe: Some(probe),
             select: None,
             codes: None,
+            fresh: None,
         };
         let mut with_select = section.clone();
         let mut select = section.catch.clone().expect("catch");
         select.split = "validation".into();
         select.records = 400;
         with_select.select = Some(select);
+        let mut fresh = section.catch.clone().expect("catch");
+        fresh.records = 1499;
+        with_select.fresh = Some(fresh);
+        let md = guard_markdown(&with_select);
         assert!(
-            guard_markdown(&with_select).contains("## Selection set, independent authors, never trained on (datasets/injection-select) (combined, validation split, 400 records"),
-            "{}",
-            guard_markdown(&with_select)
+            md.contains("## Selection set, independent authors, never trained on (datasets/injection-select) (combined, validation split, 400 records"),
+            "{md}"
+        );
+        assert!(
+            md.contains("## Fresh set, three more authors, held out (datasets/injection-fresh) (combined, test split, 1499 records"),
+            "{md}"
         );
         let md = guard_markdown(&section);
         assert!(

@@ -300,6 +300,7 @@ fn guard_section_is_rendered() {
         catch: None,
         challenge: None,
         probe: None,
+        fresh: None,
         select: None,
         codes: None,
         e2e: Some(GuardE2eReport {
