@@ -1,9 +1,10 @@
 //! [`SqliteStore`]: opening, index rebuilds, re-embedding and the [`Store`] implementation.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -15,8 +16,9 @@ use hindsight_core::{
     structured_weights as weights,
 };
 use hindsight_index::{AnnConfig, KeywordIndex, SearchMode};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool, Transaction};
+use sqlx::{QueryBuilder, Row, SqlSafeStr, Sqlite, SqlitePool, Transaction};
 
 use crate::cache::{Lookup, ROW_CACHE_CAPACITY, RowCache};
 use crate::codec::{
@@ -35,7 +37,41 @@ const PAGE: i64 = 256;
 /// SQLite caps bound parameters per statement; IN lists are chunked below it.
 const IN_CHUNK: usize = 500;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The schema migrations in `migrations/`, embedded: `(version, description, SQL)`.
+///
+/// Listed here rather than expanded by `sqlx::migrate!`, whose proc-macro crate builds sqlx's
+/// drivers and a second SQLite for the host. Version and description follow sqlx's file-name rule
+/// (`0002_kind_created_index.sql` → 2, "kind created index") and the checksum is sqlx's (SHA-384 of
+/// the text), so a database migrated by a build that used the macro sees the same migrations; the
+/// `migrations_match_the_directory` test compares this list with the directory.
+const MIGRATIONS: [(i64, &str, &str); 2] = [
+    (1, "init", include_str!("../migrations/0001_init.sql")),
+    (
+        2,
+        "kind created index",
+        include_str!("../migrations/0002_kind_created_index.sql"),
+    ),
+];
+
+fn migrator() -> &'static Migrator {
+    static MIGRATOR: OnceLock<Migrator> = OnceLock::new();
+    MIGRATOR.get_or_init(|| {
+        Migrator::with_migrations(
+            MIGRATIONS
+                .iter()
+                .map(|&(version, description, sql)| {
+                    Migration::new(
+                        version,
+                        Cow::Borrowed(description),
+                        MigrationType::Simple,
+                        sql.into_sql_str(),
+                        sql.starts_with("-- no-transaction"),
+                    )
+                })
+                .collect(),
+        )
+    })
+}
 
 /// The embedded default backend: SQLite is the source of truth; a per-namespace
 /// [`hindsight_index::AnnIndex`] (vectors: exact scan, int8 scan, HNSW by size), a filter-metadata map and a [`KeywordIndex`] (BM25) are derived from it.
@@ -206,7 +242,7 @@ async fn connect_file(data_dir: &Path, create: bool) -> Result<SqlitePool> {
 }
 
 async fn migrate(pool: SqlitePool) -> Result<SqlitePool> {
-    MIGRATOR
+    migrator()
         .run(&pool)
         .await
         .map_err(|e| Error::backend(format!("sqlite migration failed: {e}")))?;
@@ -1359,4 +1395,31 @@ fn hits_in(state: &State, keyed: Vec<(u64, f32)>) -> PathHits {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded list is what sqlx's `migrate!` would have built from `migrations/`: same
+    /// versions, descriptions, checksums and flags, and no file missing from it.
+    #[tokio::test]
+    async fn migrations_match_the_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let resolved = Migrator::new(dir.as_path())
+            .await
+            .expect("the migrations directory resolves");
+        let key = |m: &Migration| {
+            (
+                m.version,
+                m.description.to_string(),
+                m.checksum.to_vec(),
+                m.no_tx,
+                format!("{:?}", m.migration_type),
+            )
+        };
+        let ours: Vec<_> = migrator().iter().map(key).collect();
+        let theirs: Vec<_> = resolved.iter().map(key).collect();
+        assert_eq!(ours, theirs);
+    }
 }
