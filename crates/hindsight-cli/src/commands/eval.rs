@@ -207,6 +207,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         if (args.guard_eval || !args.quick) && !args.no_guard_eval {
             let tg = Instant::now();
             match super::guard_eval::guard_section(
+                cli,
                 &dataset,
                 &embedders,
                 &args.datasets_dir.join("injection"),

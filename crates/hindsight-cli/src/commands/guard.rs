@@ -1,4 +1,4 @@
-//! `hindsight guard scan | corpus | train | eval`: the write guard from the command line.
+//! `hindsight guard scan | corpus | finetune | train | eval`: the write guard from the command line.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -71,6 +71,41 @@ pub enum GuardCommand {
         /// on their own.
         #[arg(long)]
         demote_noisy_rules: bool,
+        /// Add the fine-tuned intent head (an adapter from `guard finetune`, in the same
+        /// directory as `--out`): its blend weight and threshold are chosen on the validation
+        /// split, and the model records the adapter's name and SHA-256.
+        #[arg(long)]
+        intent_adapter: Option<PathBuf>,
+    },
+    /// Fine-tune MiniLM for the guard: train a low-rank adapter (LoRA) and a linear head on the
+    /// corpora's train splits (class-balanced; `--extra` records weighted `--extra-weight`), score
+    /// their validation splits after every epoch, and write the epoch with the highest validation
+    /// catch rate at `--target-fpr` (the intent head the guard's classifier can add with
+    /// `guard train --intent-adapter`).
+    Finetune {
+        #[arg(long, default_value = "datasets/injection")]
+        corpus: PathBuf,
+        /// More labelled corpora (see `guard train --extra`); never a held-out or selection set.
+        #[arg(long)]
+        extra: Vec<PathBuf>,
+        /// Weight of the `--extra` corpora's records relative to the main corpus's.
+        #[arg(long, default_value_t = 3.0)]
+        extra_weight: f32,
+        #[arg(
+            long,
+            default_value = "crates/hindsight-guard/model/intent-adapter.json"
+        )]
+        out: PathBuf,
+        #[arg(long, default_value_t = 4)]
+        epochs: usize,
+        #[arg(long, default_value_t = 8)]
+        rank: usize,
+        #[arg(long, default_value_t = 5e-4)]
+        learning_rate: f64,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        #[arg(long, default_value_t = 0.01)]
+        target_fpr: f64,
     },
     /// Catch rate / false positives on a corpus split (default: test).
     Eval {
@@ -111,11 +146,8 @@ fn embed_all(e: &Arc<dyn Embedder>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
 /// The guard with the model `--model` names, else the global `--guard-model`, else the committed
 /// default.
 fn load_guard(cli: &Cli, model: Option<&PathBuf>) -> Result<Guard> {
-    let path = model.or(cli.guard_model.as_ref());
-    Ok(Guard::new(
-        GuardConfig::default(),
-        super::classifier(path.map(PathBuf::as_path))?,
-    ))
+    let path = model.or(cli.guard_model.as_ref()).map(PathBuf::as_path);
+    super::guard_over(cli, path, GuardConfig::default(), super::classifier(path)?)
 }
 
 fn load(corpus: &std::path::Path) -> Result<Vec<hindsight_guard::corpus::CorpusRecord>> {
@@ -233,6 +265,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             target_fpr,
             rules_as_features,
             demote_noisy_rules,
+            intent_adapter,
         } => {
             if *extra_weight == 0 {
                 bail!("--extra-weight must be at least 1");
@@ -281,6 +314,16 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     dirs.join(", ")
                 );
             }
+            if let Some(adapter) = intent_adapter {
+                model.intent = Some(intent_ensemble(
+                    &model,
+                    adapter,
+                    out,
+                    &used,
+                    &emb,
+                    *target_fpr,
+                )?);
+            }
             std::fs::write(out, model.to_json()?)
                 .with_context(|| format!("writing {}", out.display()))?;
             println!(
@@ -298,7 +341,15 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     )
                 }
             );
-            for kind in HeadKind::ALL {
+            let intent_heads: &[HeadKind] = if model.intent.is_some() {
+                &[HeadKind::Intent, HeadKind::FullNgramIntent]
+            } else {
+                &[]
+            };
+            for kind in HeadKind::ALL
+                .into_iter()
+                .chain(intent_heads.iter().copied())
+            {
                 let v = model.validated(kind);
                 println!(
                     "  {:<14} {:.4} (validation TPR {:.3}, FPR {:.4})",
@@ -309,6 +360,31 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 );
             }
         }
+        GuardCommand::Finetune {
+            corpus,
+            extra,
+            extra_weight,
+            out,
+            epochs,
+            rank,
+            learning_rate,
+            seed,
+            target_fpr,
+        } => finetune(
+            corpus,
+            extra,
+            *extra_weight,
+            out,
+            &hindsight_embed::TuneOptions {
+                epochs: *epochs,
+                rank: *rank,
+                alpha: 2.0 * *rank as f32,
+                learning_rate: *learning_rate,
+                seed: *seed,
+                ..hindsight_embed::TuneOptions::default()
+            },
+            *target_fpr,
+        )?,
         GuardCommand::Eval {
             corpus,
             split,
@@ -357,6 +433,248 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The MiniLM directory (fetched when missing): fine-tuning and the intent head need the
+/// weights themselves, not an embedder.
+pub(crate) fn minilm_dir() -> Result<PathBuf> {
+    let home = hindsight_embed::default_home();
+    hindsight_embed::ensure_model(&home)
+        .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
+    Ok(hindsight_embed::model_dir(&home))
+}
+
+/// Catch rate of `logits` at the highest threshold-free cut whose false-positive rate on the
+/// benign records is at most `target_fpr` (trust-scaled as the guard scales thresholds).
+fn catch_at_fpr(logits: &[f32], attack: &[bool], trust: &[f32], target_fpr: f64) -> (f64, f64) {
+    let probs: Vec<f32> = logits.iter().map(|z| 1.0 / (1.0 + (-z).exp())).collect();
+    let forced = vec![false; logits.len()];
+    let (_, tpr, fpr) =
+        hindsight_guard::choose_threshold(&probs, attack, trust, &forced, target_fpr);
+    (tpr, fpr)
+}
+
+fn finetune(
+    corpus: &std::path::Path,
+    extra: &[PathBuf],
+    extra_weight: f32,
+    out: &std::path::Path,
+    opts: &hindsight_embed::TuneOptions,
+    target_fpr: f64,
+) -> Result<()> {
+    if !(extra_weight.is_finite() && extra_weight > 0.0) {
+        bail!("--extra-weight must be positive");
+    }
+    let mut weighted: Vec<(hindsight_guard::corpus::CorpusRecord, f32)> =
+        load(corpus)?.into_iter().map(|r| (r, 1.0)).collect();
+    for dir in extra {
+        let more = load(dir)?;
+        eprintln!(
+            "adding {} records from {} (weight {extra_weight})",
+            more.len(),
+            dir.display()
+        );
+        weighted.extend(more.into_iter().map(|r| (r, extra_weight)));
+    }
+    let train: Vec<hindsight_embed::TuneExample> = weighted
+        .iter()
+        .filter(|(r, _)| r.split == Split::Train)
+        .map(|(r, w)| hindsight_embed::TuneExample {
+            text: r.text.clone(),
+            label: r.is_attack(),
+            weight: *w,
+        })
+        .collect();
+    let validation: Vec<&hindsight_guard::corpus::CorpusRecord> = weighted
+        .iter()
+        .filter(|(r, _)| r.split == Split::Validation)
+        .map(|(r, _)| r)
+        .collect();
+    let trust_weights = hindsight_core::TrustWeights::default();
+    let v_attack: Vec<bool> = validation.iter().map(|r| r.is_attack()).collect();
+    let v_trust: Vec<f32> = validation
+        .iter()
+        .map(|r| trust_weights.weight(r.source))
+        .collect();
+    let v_texts: Vec<&str> = validation.iter().map(|r| r.text.as_str()).collect();
+    let dir = minilm_dir()?;
+    eprintln!(
+        "fine-tuning on {} train texts ({} attacks), validating on {}; rank {}, {} epochs",
+        train.len(),
+        train.iter().filter(|e| e.label).count(),
+        validation.len(),
+        opts.rank,
+        opts.epochs
+    );
+    let started = std::time::Instant::now();
+    let mut best: Option<(f64, usize, hindsight_embed::LoraAdapter)> = None;
+    let mut failure = None;
+    let last = hindsight_embed::finetune(
+        &dir,
+        &train,
+        opts,
+        |e| match e {
+            hindsight_embed::TuneEvent::Step {
+                epoch,
+                step,
+                steps,
+                loss,
+            } if step % 20 == 0 || step == steps => eprintln!(
+                "  epoch {epoch} step {step}/{steps} loss {loss:.4} ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            ),
+            hindsight_embed::TuneEvent::Epoch { epoch, loss } => eprintln!(
+                "epoch {epoch}: train loss {loss:.4} ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            ),
+            _ => {}
+        },
+        |epoch, adapter| {
+            if validation.is_empty() || failure.is_some() {
+                return;
+            }
+            let scored =
+                hindsight_embed::IntentModel::load(&dir, adapter, hindsight_embed::Precision::F32)
+                    .and_then(|m| m.logits(&v_texts));
+            match scored {
+                Ok(z) => {
+                    let (tpr, fpr) = catch_at_fpr(&z, &v_attack, &v_trust, target_fpr);
+                    eprintln!(
+                        "epoch {epoch}: validation catch {:.1} % at {:.2} % FPR (intent head alone)",
+                        tpr * 100.0,
+                        fpr * 100.0
+                    );
+                    if best.as_ref().is_none_or(|(b, _, _)| tpr >= *b) {
+                        best = Some((tpr, epoch, adapter.clone()));
+                    }
+                }
+                Err(e) => failure = Some(e),
+            }
+        },
+    )?;
+    if let Some(e) = failure {
+        return Err(e).context("scoring the validation split");
+    }
+    let (mut adapter, chosen) = match best {
+        Some((_, epoch, a)) => (a, epoch),
+        None => (last, opts.epochs),
+    };
+    if let serde_json::Value::Object(m) = &mut adapter.training {
+        m.insert("chosen_epoch".into(), chosen.into());
+        m.insert(
+            "corpora".into(),
+            std::iter::once(corpus)
+                .chain(extra.iter().map(PathBuf::as_path))
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        m.insert("extra_weight".into(), extra_weight.into());
+        m.insert(
+            "note".into(),
+            "LoRA on every dense layer of MiniLM-L6 + linear head over the normalised mean-pooled vector; class-balanced weighted logistic loss; AdamW, warm-up half an epoch then cosine; the epoch with the best validation catch rate at the target FPR is kept".into(),
+        );
+    }
+    adapter.write(out)?;
+    println!(
+        "{}: epoch {chosen} of {} (rank {}, {:.0} s)",
+        out.display(),
+        opts.epochs,
+        opts.rank,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Scores the validation records of `used` with the intent adapter and chooses its blend with
+/// `model`'s `full+ngram` ensemble (see `hindsight_guard::IntentEnsemble`).
+fn intent_ensemble(
+    model: &hindsight_guard::Classifier,
+    adapter_path: &std::path::Path,
+    out: &std::path::Path,
+    used: &[hindsight_guard::corpus::CorpusRecord],
+    emb: &[Vec<f32>],
+    target_fpr: f64,
+) -> Result<hindsight_guard::IntentEnsemble> {
+    let out_dir = out.parent().unwrap_or(std::path::Path::new(""));
+    let adapter_dir = adapter_path.parent().unwrap_or(std::path::Path::new(""));
+    let same_dir = std::fs::canonicalize(if out_dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        out_dir
+    })
+    .ok()
+        == std::fs::canonicalize(if adapter_dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            adapter_dir
+        })
+        .ok();
+    let Some(name) = adapter_path.file_name().and_then(|n| n.to_str()) else {
+        bail!(
+            "--intent-adapter {}: not a file name",
+            adapter_path.display()
+        );
+    };
+    if !same_dir {
+        bail!(
+            "--intent-adapter {} must be in the directory of --out {} (the model names it relative to itself)",
+            adapter_path.display(),
+            out.display()
+        );
+    }
+    let sha = hindsight_embed::sha256_file(adapter_path)?;
+    let adapter = hindsight_embed::LoraAdapter::read(adapter_path)?;
+    let intent = hindsight_embed::IntentModel::load(
+        minilm_dir()?,
+        &adapter,
+        hindsight_embed::Precision::F32,
+    )?;
+    let val: Vec<usize> = (0..used.len())
+        .filter(|&i| used[i].split == Split::Validation)
+        .collect();
+    // Repeated records (`--extra-weight`) are scored once.
+    let mut unique: Vec<&str> = val.iter().map(|&i| used[i].text.as_str()).collect();
+    unique.sort_unstable();
+    unique.dedup();
+    eprintln!(
+        "scoring {} validation texts with the intent head",
+        unique.len()
+    );
+    let mut logits = std::collections::HashMap::new();
+    for chunk in unique.chunks(64) {
+        for (t, z) in chunk.iter().zip(intent.logits(chunk)?) {
+            logits.insert(*t, z);
+        }
+    }
+    let trust = hindsight_core::TrustWeights::default();
+    let examples: Vec<hindsight_guard::IntentExample> = val
+        .iter()
+        .map(|&i| {
+            let r = &used[i];
+            let a = hindsight_guard::Analysis::of(&r.text);
+            let (p, _) =
+                model.probability(HeadKind::FullNgram, Some(&emb[i]), &a.lexical, &a.ngrams);
+            hindsight_guard::IntentExample {
+                p_full_ngram: p,
+                z_intent: logits[r.text.as_str()],
+                attack: r.is_attack(),
+                trust: trust.weight(r.source),
+                rule_forced: a.reject_hit()
+                    || a.hits.iter().any(|h| {
+                        h.severity == hindsight_guard::Severity::Rule && model.rule_flags(h)
+                    }),
+                reject_forced: a.reject_hit(),
+            }
+        })
+        .collect();
+    Ok(hindsight_guard::choose_intent_ensemble(
+        model,
+        &examples,
+        target_fpr,
+        name.to_owned(),
+        sha,
+    )?)
 }
 
 /// Rule-severity rules that match at least one benign train or validation record of `records`.

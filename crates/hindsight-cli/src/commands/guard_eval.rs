@@ -162,16 +162,19 @@ pub async fn poisoning(
 
 /// Every part; a failing part is reported on stderr and left out rather than failing the eval.
 pub async fn guard_section(
+    cli: &crate::Cli,
     dataset: &Dataset,
     embedders: &Embedders,
     corpus_dir: &Path,
     quick: bool,
     model: Option<&Path>,
 ) -> Result<GuardSection> {
-    let guard = Arc::new(Guard::new(
+    let guard = Arc::new(super::guard_over(
+        cli,
+        model,
         GuardConfig::default(),
         super::classifier(model)?,
-    ));
+    )?);
     let embedder = &embedders.docs;
     let catch = reported(
         "guard catch-rate evaluation",

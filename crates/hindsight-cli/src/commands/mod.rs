@@ -15,7 +15,7 @@ pub mod serve;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 use hindsight_embed::{
     Embedder, EmbedderSpec, Embedders, default_home, ensure_model, load_embedders,
@@ -160,10 +160,60 @@ pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineB
             classifier.embedding_model
         );
     }
-    let guard = Guard::new(config, classifier);
+    let guard = guard_over(cli, cli.guard_model.as_deref(), config, classifier)?;
     Ok(builder
         .guard(Arc::new(guard))
         .consensus(Arc::new(RuleConsensus)))
+}
+
+/// The fine-tuned intent head as the guard sees it: the adapted MiniLM's logits.
+#[derive(Debug)]
+struct IntentHead(hindsight_embed::IntentModel);
+
+impl hindsight_guard::IntentScorer for IntentHead {
+    fn logits(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(64) {
+            out.extend(self.0.logits(chunk).map_err(|e| e.to_string())?);
+        }
+        Ok(out)
+    }
+}
+
+/// The guard for `classifier` (read from `path`, or the committed default when `None`), with
+/// its fine-tuned intent head attached when the model has one: the adapter file named in the
+/// model, next to it, checked against the SHA-256 the model was validated with, merged into
+/// MiniLM and run in the document precision.
+pub fn guard_over(
+    cli: &Cli,
+    path: Option<&std::path::Path>,
+    config: GuardConfig,
+    classifier: Classifier,
+) -> Result<Guard> {
+    let Some(intent) = classifier.intent.clone() else {
+        return Ok(Guard::new(config, classifier));
+    };
+    let dir = path
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("."));
+    let file = dir.join(&intent.adapter);
+    let sha = hindsight_embed::sha256_file(&file)
+        .with_context(|| format!("reading the guard's intent adapter {}", file.display()))?;
+    if sha != intent.adapter_sha256 {
+        bail!(
+            "the guard's intent adapter {} (sha256 {sha}) is not the one its model was validated with ({}); retrain with `hindsight guard train --intent-adapter`",
+            file.display(),
+            intent.adapter_sha256
+        );
+    }
+    let adapter = hindsight_embed::LoraAdapter::read(&file)?;
+    let model = hindsight_embed::IntentModel::load(
+        guard::minilm_dir()?,
+        &adapter,
+        cli.document_precision.resolve(),
+    )
+    .with_context(|| format!("loading the guard's intent head {}", file.display()))?;
+    Ok(Guard::new(config, classifier).with_intent_scorer(Arc::new(IntentHead(model))))
 }
 
 /// The guard's classifier: the model JSON at `path`, or the committed default.
