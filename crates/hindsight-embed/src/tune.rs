@@ -402,11 +402,14 @@ impl Adam {
             let Some(g) = grads.get(var.as_tensor()) else {
                 continue;
             };
-            let m = ((&self.m[i] * B1)? + (g * (1.0 - B1))?)?;
-            let v = ((&self.v[i] * B2)? + (g.sqr()? * (1.0 - B2))?)?;
+            // Detached: the moments would otherwise keep every earlier step's graph (and its
+            // activations) alive through their op history.
+            let g = g.detach();
+            let m = ((&self.m[i] * B1)? + (&g * (1.0 - B1))?)?.detach();
+            let v = ((&self.v[i] * B2)? + (g.sqr()? * (1.0 - B2))?)?.detach();
             let update = ((&m / c1)? / ((&v / c2)?.sqrt()? + EPS)?)?;
             let p = var.as_tensor();
-            let next = ((p * (1.0 - lr[i] * decay[i]))? - (update * lr[i])?)?;
+            let next = ((p.detach() * (1.0 - lr[i] * decay[i]))? - (update * lr[i])?)?;
             var.set(&next)?;
             self.m[i] = m;
             self.v[i] = v;

@@ -241,3 +241,65 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn with_intent(sha: &str) -> Classifier {
+        let mut c = Classifier::default_model().expect("committed model loads");
+        let v = hindsight_guard::Validated {
+            threshold: 0.5,
+            validation_tpr: 1.0,
+            validation_fpr: 0.0,
+        };
+        c.intent = Some(hindsight_guard::IntentEnsemble {
+            adapter: "adapter.json".into(),
+            adapter_sha256: sha.into(),
+            weight: 0.5,
+            validated: v.clone(),
+            alone: v,
+        });
+        c
+    }
+
+    #[test]
+    fn a_guard_refuses_an_intent_adapter_it_was_not_validated_with() {
+        let cli = Cli::parse_from(["hindsight", "eval"]);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let model = dir.path().join("classifier.json");
+        // No adapter file next to the model: a clear error naming it.
+        let err = guard_over(
+            &cli,
+            Some(&model),
+            GuardConfig::default(),
+            with_intent("00"),
+        )
+        .expect_err("missing adapter");
+        assert!(format!("{err:#}").contains("adapter.json"), "{err:#}");
+        // An adapter with another hash than the model records: refused before any model loads.
+        std::fs::write(dir.path().join("adapter.json"), "{}").expect("write");
+        let err = guard_over(
+            &cli,
+            Some(&model),
+            GuardConfig::default(),
+            with_intent("00"),
+        )
+        .expect_err("hash mismatch");
+        assert!(
+            format!("{err:#}").contains("not the one its model was validated with"),
+            "{err:#}"
+        );
+        // A model without an intent ensemble needs no adapter.
+        let g = guard_over(
+            &cli,
+            Some(&model),
+            GuardConfig::default(),
+            Classifier::default_model().expect("loads"),
+        )
+        .expect("plain guard");
+        assert!(!g.uses_intent());
+    }
+}
