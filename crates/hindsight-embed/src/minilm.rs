@@ -158,17 +158,7 @@ impl MiniLmEmbedder {
         adapter: Option<&LoraAdapter>,
     ) -> Result<Self, EmbedError> {
         let dir = &opts.dir;
-        let missing: Vec<&str> = MODEL_FILES
-            .iter()
-            .copied()
-            .filter(|f| !dir.join(f).is_file())
-            .collect();
-        if !missing.is_empty() {
-            return Err(EmbedError::ModelMissing {
-                dir: dir.clone(),
-                what: missing.join(", "),
-            });
-        }
+        let config = read_config(dir)?;
         let load_err = |what: &str, e: &dyn fmt::Display| EmbedError::ModelLoad {
             dir: dir.clone(),
             message: format!("{what}: {e}"),
@@ -176,11 +166,6 @@ impl MiniLmEmbedder {
         if opts.batch_size == 0 {
             return Err(load_err("batch_size", &"must be at least 1"));
         }
-        let config_text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| load_err("config.json", &e))?;
-        let config: BertConfig =
-            serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
-        config.validate().map_err(|e| load_err("config.json", &e))?;
         let max_tokens = opts.max_tokens.min(config.max_position_embeddings);
         if max_tokens < 2 {
             return Err(load_err(
@@ -287,6 +272,33 @@ impl Embedder for MiniLmEmbedder {
         }
         Ok(out)
     }
+}
+
+/// Checks that `dir` holds [`MODEL_FILES`] and reads its validated `config.json`.
+pub(crate) fn read_config(dir: &Path) -> Result<BertConfig, EmbedError> {
+    let missing: Vec<&str> = MODEL_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    if !missing.is_empty() {
+        return Err(EmbedError::ModelMissing {
+            dir: dir.to_path_buf(),
+            what: missing.join(", "),
+        });
+    }
+    let err = |m: String| EmbedError::ModelLoad {
+        dir: dir.to_path_buf(),
+        message: m,
+    };
+    let text = std::fs::read_to_string(dir.join("config.json"))
+        .map_err(|e| err(format!("config.json: {e}")))?;
+    let config: BertConfig =
+        serde_json::from_str(&text).map_err(|e| err(format!("config.json: {e}")))?;
+    config
+        .validate()
+        .map_err(|e| err(format!("config.json: {e}")))?;
+    Ok(config)
 }
 
 /// A binary text classifier on the encoder: a [`LoraAdapter`] merged into a second copy of the

@@ -22,7 +22,8 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::adapter::{ADAPTED, LoraAdapter, LowRank};
 use crate::bert::BertConfig;
-use crate::{EmbedError, MINILM_MODEL_ID, MODEL_FILES};
+use crate::minilm::read_config;
+use crate::{EmbedError, MINILM_MODEL_ID};
 
 /// Factor on the head's dot product with the unit-length pooled vector, so that a head with
 /// weights of order one reaches confident logits.
@@ -342,30 +343,6 @@ fn batch_tensors(
         Tensor::from_vec(ids, (idx.len(), width), &Device::Cpu)?,
         Tensor::from_vec(mask, (idx.len(), width), &Device::Cpu)?,
     ))
-}
-
-fn read_config(dir: &Path) -> Result<BertConfig, EmbedError> {
-    let missing: Vec<&str> = MODEL_FILES
-        .iter()
-        .copied()
-        .filter(|f| !dir.join(f).is_file())
-        .collect();
-    if !missing.is_empty() {
-        return Err(EmbedError::ModelMissing {
-            dir: dir.to_path_buf(),
-            what: missing.join(", "),
-        });
-    }
-    let err = |m: String| EmbedError::ModelLoad {
-        dir: dir.to_path_buf(),
-        message: m,
-    };
-    let text = std::fs::read_to_string(dir.join("config.json"))
-        .map_err(|e| err(format!("config.json: {e}")))?;
-    let config: BertConfig =
-        serde_json::from_str(&text).map_err(|e| err(format!("config.json: {e}")))?;
-    config.validate().map_err(err)?;
-    Ok(config)
 }
 
 struct Adam {
