@@ -19,6 +19,11 @@
 //! - [`HashEmbedder`]: deterministic feature hashing for unit tests only
 //!   ([`Embedder::is_test_only`] is true so reports can say so).
 //!
+//! Fine-tuning: [`finetune`] trains a [`LoraAdapter`] (low-rank deltas on the encoder's dense
+//! layers plus a linear head) for a binary task, through a padded candle forward pass whose
+//! autograd gives the gradients; [`IntentModel`] merges the adapter into a second copy of the
+//! packed encoder and scores texts with it (the guard's intent head).
+//!
 //! [`CachedEmbedder`] wraps any of them with an LRU cache for query embeddings and reports
 //! [`CacheStats`]. [`CoalescingEmbedder`] merges calls made concurrently from several threads
 //! into one forward pass (the server's searches and writes share passes under load).

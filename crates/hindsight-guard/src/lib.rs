@@ -17,6 +17,12 @@
 //!    generated corpus and the hand-written development set (`datasets/injection-dev`), with
 //!    thresholds chosen on their validation splits.
 //!
+//! 3. **Intent head** (optional, [`IntentScorer`]): MiniLM fine-tuned for the task with a LoRA
+//!    adapter (`hindsight guard finetune`), supplied by the caller. A model with an
+//!    [`IntentEnsemble`] blends its logit with the `full+ngram` margin
+//!    ([`HeadKind::FullNgramIntent`]), with the weight and threshold chosen on validation
+//!    ([`choose_intent_ensemble`]); without a scorer or an embedding the guard decides as above.
+//!
 //! Sensitive data (API keys, tokens, passwords, emails, phones, ID numbers, credit cards) is found
 //! by [`find_sensitive`] and replaced by [`redact`] with `[REDACTED:kind]`.
 //!
@@ -30,7 +36,7 @@
 //! The labelled corpus ([`corpus`]) is generated deterministically and split by template;
 //! [`evaluate`] reports catch rate per category and language, false positives on benign and hard
 //! negative texts, and redaction, with Wilson intervals. The crate does not embed: callers pass
-//! vectors in.
+//! vectors (and the intent scorer) in.
 
 mod classifier;
 pub mod corpus;
