@@ -1,5 +1,6 @@
 //! MiniLM embedding throughput (sentences/s at batch 1, 32, 256 on short sentences) and
-//! single-query latency in f32 and bf16. Skipped with a message when the model is not fetched.
+//! single-query latency in f32 and bf16, and the guard's intent head on a document. Skipped with a
+//! message when the model is not fetched.
 
 use std::hint::black_box;
 
@@ -98,6 +99,31 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
         c.bench_function(name, |b| {
             b.iter(|| black_box(m.embed_one(black_box(document)).map(|v| v.len())));
         });
+    }
+    // The guard's intent head on the same document: MiniLM with the committed LoRA adapter
+    // merged, one forward pass plus a dot product (what the intent profile adds to a write).
+    let adapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crates/hindsight-guard/model/intent-adapter.json"
+    );
+    match hindsight_embed::LoraAdapter::read(std::path::Path::new(adapter)) {
+        Ok(adapter) => {
+            for (name, precision) in [
+                ("intent_head_document", Precision::F32),
+                ("intent_head_document_bf16", Precision::Bf16),
+            ] {
+                match hindsight_embed::IntentModel::load(model.dir(), &adapter, precision) {
+                    Ok(intent) => c.bench_function(name, |b| {
+                        b.iter(|| black_box(intent.logits(black_box(&[document]))))
+                    }),
+                    Err(e) => {
+                        eprintln!("{name} SKIPPED: {e}");
+                        continue;
+                    }
+                };
+            }
+        }
+        Err(e) => eprintln!("intent head bench SKIPPED: {e}"),
     }
     for (name, m) in [
         ("minilm_single_query", model),
