@@ -61,7 +61,7 @@ impl Default for TuneOptions {
         TuneOptions {
             rank: 8,
             alpha: 16.0,
-            epochs: 4,
+            epochs: 3,
             learning_rate: 5e-4,
             head_learning_rate: 1e-2,
             weight_decay: 0.01,

@@ -96,7 +96,8 @@ pub enum GuardCommand {
             default_value = "crates/hindsight-guard/model/intent-adapter.json"
         )]
         out: PathBuf,
-        #[arg(long, default_value_t = 4)]
+        /// Epochs (the committed adapter: 3).
+        #[arg(long, default_value_t = 3)]
         epochs: usize,
         #[arg(long, default_value_t = 8)]
         rank: usize,
