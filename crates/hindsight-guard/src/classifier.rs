@@ -203,7 +203,7 @@ fn z_score(x: f32, mean: f32, std: f32) -> f32 {
 /// See [`z_score`].
 const Z_CLIP: f32 = 4.0;
 
-fn sigmoid(z: f32) -> f32 {
+pub(crate) fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
 }
 
@@ -298,6 +298,17 @@ impl Classifier {
         }
     }
 
+    /// Every head this model has a validated threshold for: [`HeadKind::ALL`], then the intent
+    /// heads when the model has an [`IntentEnsemble`].
+    pub fn heads(&self) -> Vec<HeadKind> {
+        let intent: &[HeadKind] = if self.intent.is_some() {
+            &[HeadKind::Intent, HeadKind::FullNgramIntent]
+        } else {
+            &[]
+        };
+        HeadKind::ALL.iter().chain(intent).copied().collect()
+    }
+
     /// The blend of a `full+ngram` probability with an intent logit (see [`IntentEnsemble`]), if
     /// this model has an intent ensemble.
     pub fn with_intent(&self, p_full_ngram: f32, z_intent: f32) -> Option<f32> {
@@ -305,8 +316,13 @@ impl Classifier {
         Some(blend(
             e.weight,
             z_intent,
-            logit(p_full_ngram) - logit(self.full_ngram.threshold),
+            self.full_ngram_margin(p_full_ngram),
         ))
+    }
+
+    /// A `full+ngram` probability as its logit's margin over the validated threshold.
+    fn full_ngram_margin(&self, p_full_ngram: f32) -> f32 {
+        logit(p_full_ngram) - logit(self.full_ngram.threshold)
     }
 
     fn standardise(&self, lexical: &[f32]) -> Vec<f32> {
@@ -402,13 +418,12 @@ pub fn choose_intent_ensemble(
     let trust: Vec<f32> = validation.iter().map(|e| e.trust).collect();
     let forced: Vec<bool> = validation.iter().map(|e| e.rule_forced).collect();
     let reject: Vec<bool> = validation.iter().map(|e| e.reject_forced).collect();
-    let t_fn = classifier.full_ngram.threshold;
     let mut best: Option<(f32, (f32, f64, f64))> = None;
     for step in 1..20 {
         let w = step as f32 * 0.05;
         let probs: Vec<f32> = validation
             .iter()
-            .map(|e| blend(w, e.z_intent, logit(e.p_full_ngram) - logit(t_fn)))
+            .map(|e| blend(w, e.z_intent, classifier.full_ngram_margin(e.p_full_ngram)))
             .collect();
         let got = choose_threshold(&probs, &attack, &trust, &forced, target_fpr);
         let better = best.as_ref().is_none_or(|(_, b)| {

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::GuardError;
-use crate::classifier::HeadKind;
+use crate::classifier::{HeadKind, sigmoid};
 use crate::corpus::CorpusRecord;
 use crate::guard::{Analysis, Guard, VerdictKind};
 
@@ -267,7 +267,7 @@ pub fn evaluate(
         .chain(
             a.intent
                 .filter(|_| clf.intent.is_some())
-                .map(|z| (HeadKind::Intent, 1.0 / (1.0 + (-z).exp()))),
+                .map(|z| (HeadKind::Intent, sigmoid(z))),
         )
         .collect();
         let flags = |kind: HeadKind| {
@@ -357,14 +357,9 @@ pub fn evaluate(
     let mut splits: Vec<&str> = records.iter().map(|r| r.split.as_str()).collect();
     splits.sort();
     splits.dedup();
-    let intent_heads: &[HeadKind] = if clf.intent.is_some() {
-        &[HeadKind::Intent, HeadKind::FullNgramIntent]
-    } else {
-        &[]
-    };
-    let thresholds = HeadKind::ALL
+    let thresholds = clf
+        .heads()
         .into_iter()
-        .chain(intent_heads.iter().copied())
         .map(|k| (k.as_str().to_owned(), guard.base_threshold(k)))
         .collect();
     Ok(GuardEvalReport {

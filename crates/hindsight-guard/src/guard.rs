@@ -6,7 +6,6 @@ use hindsight_core::{GuardDecision, NewMemory, RedactedTexts, Source, TrustWeigh
 use serde::{Deserialize, Serialize};
 
 use crate::GuardError;
-
 use crate::classifier::{Classifier, HeadKind, logit};
 use crate::features::lexical_features;
 use crate::ngram::{SparseRow, ngram_counts};

@@ -342,15 +342,7 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     )
                 }
             );
-            let intent_heads: &[HeadKind] = if model.intent.is_some() {
-                &[HeadKind::Intent, HeadKind::FullNgramIntent]
-            } else {
-                &[]
-            };
-            for kind in HeadKind::ALL
-                .into_iter()
-                .chain(intent_heads.iter().copied())
-            {
+            for kind in model.heads() {
                 let v = model.validated(kind);
                 println!(
                     "  {:<14} {:.4} (validation TPR {:.3}, FPR {:.4})",
@@ -436,15 +428,6 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The MiniLM directory (fetched when missing): fine-tuning and the intent head need the
-/// weights themselves, not an embedder.
-pub(crate) fn minilm_dir() -> Result<PathBuf> {
-    let home = hindsight_embed::default_home();
-    hindsight_embed::ensure_model(&home)
-        .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
-    Ok(hindsight_embed::model_dir(&home))
-}
-
 /// Catch rate of `logits` at the highest threshold-free cut whose false-positive rate on the
 /// benign records is at most `target_fpr` (trust-scaled as the guard scales thresholds).
 fn catch_at_fpr(logits: &[f32], attack: &[bool], trust: &[f32], target_fpr: f64) -> (f64, f64) {
@@ -498,7 +481,7 @@ fn finetune(
         .map(|r| trust_weights.weight(r.source))
         .collect();
     let v_texts: Vec<&str> = validation.iter().map(|r| r.text.as_str()).collect();
-    let dir = minilm_dir()?;
+    let dir = super::minilm_dir()?;
     eprintln!(
         "fine-tuning on {} train texts ({} attacks), validating on {}; rank {}, {} epochs",
         train.len(),
@@ -597,20 +580,12 @@ fn intent_ensemble(
     emb: &[Vec<f32>],
     target_fpr: f64,
 ) -> Result<hindsight_guard::IntentEnsemble> {
-    let out_dir = out.parent().unwrap_or(std::path::Path::new(""));
-    let adapter_dir = adapter_path.parent().unwrap_or(std::path::Path::new(""));
-    let same_dir = std::fs::canonicalize(if out_dir.as_os_str().is_empty() {
-        std::path::Path::new(".")
-    } else {
-        out_dir
-    })
-    .ok()
-        == std::fs::canonicalize(if adapter_dir.as_os_str().is_empty() {
-            std::path::Path::new(".")
-        } else {
-            adapter_dir
-        })
-        .ok();
+    // The directory a path names a file in ("." for a bare file name), resolved.
+    let dir_of = |p: &std::path::Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        std::fs::canonicalize(dir.unwrap_or(std::path::Path::new("."))).ok()
+    };
+    let same_dir = dir_of(out) == dir_of(adapter_path);
     let Some(name) = adapter_path.file_name().and_then(|n| n.to_str()) else {
         bail!(
             "--intent-adapter {}: not a file name",
@@ -627,7 +602,7 @@ fn intent_ensemble(
     let sha = hindsight_embed::sha256_file(adapter_path)?;
     let adapter = hindsight_embed::LoraAdapter::read(adapter_path)?;
     let intent = hindsight_embed::IntentModel::load(
-        minilm_dir()?,
+        super::minilm_dir()?,
         &adapter,
         hindsight_embed::Precision::F32,
     )?;
@@ -642,12 +617,11 @@ fn intent_ensemble(
         "scoring {} validation texts with the intent head",
         unique.len()
     );
-    let mut logits = std::collections::HashMap::new();
-    for chunk in unique.chunks(64) {
-        for (t, z) in chunk.iter().zip(intent.logits(chunk)?) {
-            logits.insert(*t, z);
-        }
-    }
+    let logits: std::collections::HashMap<&str, f32> = unique
+        .iter()
+        .copied()
+        .zip(intent.logits(&unique)?)
+        .collect();
     let trust = hindsight_core::TrustWeights::default();
     let examples: Vec<hindsight_guard::IntentExample> = val
         .iter()
@@ -661,10 +635,8 @@ fn intent_ensemble(
                 z_intent: logits[r.text.as_str()],
                 attack: r.is_attack(),
                 trust: trust.weight(r.source),
-                rule_forced: a.reject_hit()
-                    || a.hits.iter().any(|h| {
-                        h.severity == hindsight_guard::Severity::Rule && model.rule_flags(h)
-                    }),
+                // `rule_flags` is the model's policy: Reject hits always, Rule hits unless demoted.
+                rule_forced: a.hits.iter().any(|h| model.rule_flags(h)),
                 reject_forced: a.reject_hit(),
             }
         })

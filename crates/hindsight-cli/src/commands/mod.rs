@@ -100,8 +100,7 @@ pub fn embedders(cli: &Cli) -> Result<Embedders> {
         .parse()
         .with_context(|| format!("--embedder {:?}", cli.embedder))?;
     if spec == (EmbedderSpec::MiniLm { dir: None }) {
-        ensure_model(&default_home())
-            .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
+        minilm_dir()?;
     }
     let embedders = load_embedders(
         &spec,
@@ -166,17 +165,23 @@ pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineB
         .consensus(Arc::new(RuleConsensus)))
 }
 
+/// The default MiniLM directory, fetched when missing (the embedders, fine-tuning and the
+/// guard's intent head all read these weights).
+pub fn minilm_dir() -> Result<std::path::PathBuf> {
+    let home = default_home();
+    ensure_model(&home)
+        .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
+    Ok(hindsight_embed::model_dir(&home))
+}
+
 /// The fine-tuned intent head as the guard sees it: the adapted MiniLM's logits.
 #[derive(Debug)]
 struct IntentHead(hindsight_embed::IntentModel);
 
 impl hindsight_guard::IntentScorer for IntentHead {
+    // The encoder splits long calls into passes of its batch size itself.
     fn logits(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(64) {
-            out.extend(self.0.logits(chunk).map_err(|e| e.to_string())?);
-        }
-        Ok(out)
+        self.0.logits(texts).map_err(|e| e.to_string())
     }
 }
 
@@ -208,7 +213,7 @@ pub fn guard_over(
     }
     let adapter = hindsight_embed::LoraAdapter::read(&file)?;
     let model = hindsight_embed::IntentModel::load(
-        guard::minilm_dir()?,
+        minilm_dir()?,
         &adapter,
         cli.document_precision.resolve(),
     )
