@@ -58,7 +58,10 @@ impl GuardDecision {
     }
 }
 
-/// Screens writes. Implementations must be cheap relative to embedding (target: < 1 ms).
+/// Screens writes. The rules and classifiers should be cheap relative to embedding (target:
+/// < 1 ms); a guard may also run a model of its own (the guard's fine-tuned intent head is one
+/// more encoder pass), because the engine calls it on the blocking pool, in the same task as the
+/// write's embedding, never on an async worker.
 ///
 /// The engine calls `check` after embedding `index_text(content, context)` with the store's
 /// embedder, so `embedding` is that L2-normalised vector. It is `None` when the caller has no
@@ -67,6 +70,13 @@ impl GuardDecision {
 /// sensitive for less trusted sources.
 pub trait WriteGuard: Send + Sync + fmt::Debug {
     fn check(&self, memory: &NewMemory, embedding: Option<&[f32]>) -> GuardDecision;
+
+    /// One decision per write, in order, for a batch (a bulk import's chunk). A guard whose
+    /// model runs faster batched (a forward pass over all the texts at once) overrides this;
+    /// every decision must equal what [`WriteGuard::check`] gives that write alone.
+    fn check_batch(&self, writes: &[(&NewMemory, Option<&[f32]>)]) -> Vec<GuardDecision> {
+        writes.iter().map(|(m, e)| self.check(m, *e)).collect()
+    }
 
     /// Replaces sensitive data in a write's labels, its tags and entity values, which are stored
     /// but neither embedded nor classified. Called on every write and on every update that

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, Memory, MemoryId,
-    MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status, Store,
-    WriteGuard, decay, index_text,
+    AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
+    MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status,
+    Store, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -437,6 +437,16 @@ impl QueryEmbedding {
 /// still runs whole).
 const COALESCE_MAX_TEXTS: usize = 64;
 
+/// A batch of writes, embedded and screened by the guard ([`Engine::embed_and_screen`]).
+struct Screened {
+    /// One vector per write: its index text's embedding.
+    vectors: Vec<Vec<f32>>,
+    /// One guard decision per write, made with its vector.
+    decisions: Vec<GuardDecision>,
+    /// Time in the guard (the rest of the task is the embedding).
+    guard: Duration,
+}
+
 fn embed_err(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Embedding, format!("embedding failed: {e}"))
 }
@@ -785,6 +795,68 @@ impl Engine {
             .ok_or_else(|| embed_err("embedder returned no vector"))
     }
 
+    /// Embeds each write's index text and runs the guard on it with its vector, in one task on
+    /// the blocking pool: the embedder runs a model and the guard may run one too (the intent
+    /// head's forward pass), and neither may hold an async worker while it does.
+    async fn embed_and_screen(&self, writes: Vec<NewMemory>) -> Result<Screened> {
+        let embedder = self.embedder.clone();
+        let guard = self.guard.clone();
+        tokio::task::spawn_blocking(move || {
+            let texts: Vec<String> = writes
+                .iter()
+                .map(|n| index_text(&n.content, &n.context))
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&refs).map_err(embed_err)?;
+            if vectors.len() != writes.len() {
+                return Err(embed_err(format!(
+                    "embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    writes.len()
+                )));
+            }
+            let guard_started = Instant::now();
+            let batch: Vec<(&NewMemory, Option<&[f32]>)> = writes
+                .iter()
+                .zip(&vectors)
+                .map(|(n, v)| (n, Some(v.as_slice())))
+                .collect();
+            let decisions = guard.check_batch(&batch);
+            if decisions.len() != writes.len() {
+                return Err(Error::backend(format!(
+                    "guard returned {} decisions for {} writes",
+                    decisions.len(),
+                    writes.len()
+                )));
+            }
+            Ok(Screened {
+                vectors,
+                decisions,
+                guard: guard_started.elapsed(),
+            })
+        })
+        .await
+        .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
+    }
+
+    /// [`Engine::embed_and_screen`] for one write: its vector and the guard's decision.
+    async fn embed_and_screen_one(
+        &self,
+        write: &NewMemory,
+        timings: &mut StoreTimings,
+    ) -> Result<(Vec<f32>, GuardDecision)> {
+        let started = Instant::now();
+        let s = self.embed_and_screen(vec![write.clone()]).await?;
+        // The wait for a blocking thread counts as embedding, as it did when the embedding was
+        // a task of its own: the stages still add up to the write's wall time.
+        timings.guard += s.guard;
+        timings.embedding += started.elapsed().saturating_sub(s.guard);
+        match (s.vectors.into_iter().next(), s.decisions.into_iter().next()) {
+            (Some(v), Some(d)) => Ok((v, d)),
+            _ => Err(embed_err("embedder returned no vector")),
+        }
+    }
+
     /// A quarantined memory with the very same content, context, kind, source, tags and entities
     /// as `new` (among the 10 nearest quarantined vectors).
     async fn held_copy(
@@ -878,14 +950,10 @@ impl Engine {
         }
         let mut new = new;
         self.redact_labels(&mut new.tags, &mut new.entities);
+        let (vector, mut decision) = self.embed_and_screen_one(&new, timings).await?;
         let mut clock = Instant::now();
-        let vector = self
-            .embed_one_document(index_text(&new.content, &new.context))
-            .await?;
-        timings.embedding = lap(&mut clock);
-        let mut decision = self.guard.check(&new, Some(&vector));
         let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
-        timings.guard = lap(&mut clock);
+        timings.guard += lap(&mut clock);
         let vector = if verdict.redacted {
             let v = self
                 .embed_one_document(index_text(&verdict.content, &verdict.context))
@@ -1034,23 +1102,15 @@ impl Engine {
             for new in chunk {
                 self.validate_new(new)?;
             }
-            let texts = chunk
-                .iter()
-                .map(|n| index_text(&n.content, &n.context))
-                .collect();
-            let mut vectors = self.embed_documents(texts).await?;
-            if vectors.len() != chunk.len() {
-                return Err(embed_err(format!(
-                    "embedder returned {} vectors for {} texts",
-                    vectors.len(),
-                    chunk.len()
-                )));
-            }
+            let Screened {
+                mut vectors,
+                decisions,
+                ..
+            } = self.embed_and_screen(chunk.to_vec()).await?;
             let mut prepared = Vec::with_capacity(chunk.len());
             let mut redacted = Vec::new();
-            for (i, (new, vector)) in chunk.iter().zip(&vectors).enumerate() {
-                let decision = self.guard.check(new, Some(vector));
-                let verdict = Verdict::resolve(new, &decision, new.status.unwrap_or_default())
+            for (i, (new, decision)) in chunk.iter().zip(&decisions).enumerate() {
+                let verdict = Verdict::resolve(new, decision, new.status.unwrap_or_default())
                     .map_err(|e| {
                         Error::new(
                             e.kind,
@@ -1377,9 +1437,10 @@ impl Engine {
         // memory to quarantine before its text changes.
         let mut next = current.clone();
         patch.apply(&mut next);
-        let vector = self.embed_one_document(next.index_text()).await?;
         let screened = as_new_memory(&next);
-        let mut decision = self.guard.check(&screened, Some(&vector));
+        let (vector, mut decision) = self
+            .embed_and_screen_one(&screened, &mut StoreTimings::default())
+            .await?;
         let mut verdict = Verdict::resolve(&screened, &decision, current.status)?;
         // As for a new write: text that matches a recorded guard lesson is quarantined.
         if verdict.status != Status::Quarantined

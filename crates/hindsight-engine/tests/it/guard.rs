@@ -202,6 +202,71 @@ async fn guard_sees_the_embedding_and_source_and_redaction_is_reembedded() {
     assert_eq!(v, axis(1));
 }
 
+/// Allows everything; records the thread each check ran on and the size of each batch.
+#[derive(Debug, Default)]
+struct ThreadGuard {
+    threads: Mutex<Vec<std::thread::ThreadId>>,
+    batches: Mutex<Vec<usize>>,
+}
+
+impl WriteGuard for ThreadGuard {
+    fn check(&self, _m: &NewMemory, _embedding: Option<&[f32]>) -> GuardDecision {
+        self.threads
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
+        GuardDecision::Allow
+    }
+
+    fn check_batch(&self, writes: &[(&NewMemory, Option<&[f32]>)]) -> Vec<GuardDecision> {
+        self.batches.lock().unwrap().push(writes.len());
+        writes.iter().map(|(m, e)| self.check(m, *e)).collect()
+    }
+}
+
+/// A guard may run a model (the intent head's forward pass): the engine must call it on the
+/// blocking pool, never on an async worker, and give an import's chunk to it as one batch.
+#[tokio::test]
+async fn the_guard_runs_off_the_async_workers_and_an_import_checks_a_chunk_at_once() {
+    // `#[tokio::test]` runs its one async worker on this thread.
+    let worker = std::thread::current().id();
+    let guard = Arc::new(ThreadGuard::default());
+    let (engine, _) = setup(guard.clone(), false).await;
+    let id = engine
+        .store_memory(mem("The printer is on floor 3.", Source::User), now())
+        .await
+        .unwrap()
+        .id;
+    let patch = hindsight_core::MemoryPatch {
+        content: Some("The printer is on floor 4.".into()),
+        ..Default::default()
+    };
+    engine.update(&ns(), &id, &patch).await.unwrap();
+    let recs: Vec<NewMemory> = (0..5)
+        .map(|i| {
+            mem(
+                &format!("Imported note {i} on the quarterly budget."),
+                Source::User,
+            )
+        })
+        .collect();
+    assert_eq!(
+        engine.import(recs, 2, now(), |_| {}).await.unwrap().len(),
+        5
+    );
+    let threads = guard.threads.lock().unwrap().clone();
+    assert_eq!(
+        threads.len(),
+        1 + 1 + 5,
+        "store, update, five imported records"
+    );
+    assert!(
+        threads.iter().all(|t| *t != worker),
+        "a guard check ran on the async worker"
+    );
+    assert_eq!(*guard.batches.lock().unwrap(), [1, 1, 2, 2, 1]);
+}
+
 #[tokio::test]
 async fn import_guards_each_record_with_its_vector_and_reembeds_redactions() {
     let guard = Arc::new(RecordingGuard::default());
