@@ -203,7 +203,8 @@ fn z_score(x: f32, mean: f32, std: f32) -> f32 {
 /// See [`z_score`].
 const Z_CLIP: f32 = 4.0;
 
-pub(crate) fn sigmoid(z: f32) -> f32 {
+/// The logistic function: a head's logit to its probability.
+pub fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
 }
 

@@ -52,7 +52,7 @@ mod sensitive;
 pub use classifier::{
     Classifier, DEFAULT_MODEL_JSON, Example, Head, HeadKind, IntentEnsemble, IntentExample,
     NgramHead, TrainOptions, TrainingInfo, Validated, choose_intent_ensemble, choose_threshold,
-    train, train_on_corpus,
+    sigmoid, train, train_on_corpus,
 };
 pub use error::GuardError;
 pub use eval::{

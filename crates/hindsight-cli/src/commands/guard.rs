@@ -219,9 +219,9 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     }
                 }
             }
+            let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
             let embeddings = if !*lexical_only {
                 let e = cached_embedder(cli)?;
-                let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
                 Some(embed_all(&e, &texts)?)
             } else {
                 None
@@ -233,9 +233,8 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 )),
                 None => Box::new(std::io::stdout().lock()),
             };
-            for (i, l) in lines.iter().enumerate() {
-                let emb = embeddings.as_ref().map(|e| e[i].as_slice());
-                let v = guard.scan(&l.text, source, emb);
+            let verdicts = guard.scan_many(&texts, source, embeddings.as_deref());
+            for (l, v) in lines.iter().zip(verdicts) {
                 let row = serde_json::json!({
                     "id": l.id, "verdict": v.verdict, "categories": v.categories, "score": v.score,
                 });
@@ -431,7 +430,11 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
 /// Catch rate of `logits` at the highest threshold-free cut whose false-positive rate on the
 /// benign records is at most `target_fpr` (trust-scaled as the guard scales thresholds).
 fn catch_at_fpr(logits: &[f32], attack: &[bool], trust: &[f32], target_fpr: f64) -> (f64, f64) {
-    let probs: Vec<f32> = logits.iter().map(|z| 1.0 / (1.0 + (-z).exp())).collect();
+    let probs: Vec<f32> = logits
+        .iter()
+        .copied()
+        .map(hindsight_guard::sigmoid)
+        .collect();
     let forced = vec![false; logits.len()];
     let (_, tpr, fpr) =
         hindsight_guard::choose_threshold(&probs, attack, trust, &forced, target_fpr);
