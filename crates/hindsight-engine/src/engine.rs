@@ -439,6 +439,8 @@ const COALESCE_MAX_TEXTS: usize = 64;
 
 /// A batch of writes, embedded and screened by the guard ([`Engine::embed_and_screen`]).
 struct Screened {
+    /// The writes, handed back in order so the caller need not copy them to screen them.
+    writes: Vec<NewMemory>,
     /// One vector per write: its index text's embedding.
     vectors: Vec<Vec<f32>>,
     /// One guard decision per write, made with its vector.
@@ -829,30 +831,37 @@ impl Engine {
                     writes.len()
                 )));
             }
+            let guard = guard_started.elapsed();
             Ok(Screened {
+                writes,
                 vectors,
                 decisions,
-                guard: guard_started.elapsed(),
+                guard,
             })
         })
         .await
         .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
     }
 
-    /// [`Engine::embed_and_screen`] for one write: its vector and the guard's decision.
+    /// [`Engine::embed_and_screen`] for one write: the write back, its vector and the guard's
+    /// decision.
     async fn embed_and_screen_one(
         &self,
-        write: &NewMemory,
+        write: NewMemory,
         timings: &mut StoreTimings,
-    ) -> Result<(Vec<f32>, GuardDecision)> {
+    ) -> Result<(NewMemory, Vec<f32>, GuardDecision)> {
         let started = Instant::now();
-        let s = self.embed_and_screen(vec![write.clone()]).await?;
+        let s = self.embed_and_screen(vec![write]).await?;
         // The wait for a blocking thread counts as embedding, as it did when the embedding was
         // a task of its own: the stages still add up to the write's wall time.
         timings.guard += s.guard;
         timings.embedding += started.elapsed().saturating_sub(s.guard);
-        match (s.vectors.into_iter().next(), s.decisions.into_iter().next()) {
-            (Some(v), Some(d)) => Ok((v, d)),
+        match (
+            s.writes.into_iter().next(),
+            s.vectors.into_iter().next(),
+            s.decisions.into_iter().next(),
+        ) {
+            (Some(w), Some(v), Some(d)) => Ok((w, v, d)),
             _ => Err(embed_err("embedder returned no vector")),
         }
     }
@@ -950,7 +959,7 @@ impl Engine {
         }
         let mut new = new;
         self.redact_labels(&mut new.tags, &mut new.entities);
-        let (vector, mut decision) = self.embed_and_screen_one(&new, timings).await?;
+        let (new, vector, mut decision) = self.embed_and_screen_one(new, timings).await?;
         let mut clock = Instant::now();
         let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
         timings.guard += lap(&mut clock);
@@ -1098,15 +1107,23 @@ impl Engine {
             self.redact_labels(&mut new.tags, &mut new.entities);
         }
         let mut ids = Vec::with_capacity(records.len());
-        for chunk in records.chunks(batch.max(1)) {
-            for new in chunk {
+        let mut records = records.into_iter();
+        loop {
+            let chunk: Vec<NewMemory> = records.by_ref().take(batch.max(1)).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            for new in &chunk {
                 self.validate_new(new)?;
             }
+            // Records before this chunk, so an error names the record's place in the import.
+            let offset = ids.len();
             let Screened {
+                writes: chunk,
                 mut vectors,
                 decisions,
                 ..
-            } = self.embed_and_screen(chunk.to_vec()).await?;
+            } = self.embed_and_screen(chunk).await?;
             let mut prepared = Vec::with_capacity(chunk.len());
             let mut redacted = Vec::new();
             for (i, (new, decision)) in chunk.iter().zip(&decisions).enumerate() {
@@ -1114,7 +1131,7 @@ impl Engine {
                     .map_err(|e| {
                         Error::new(
                             e.kind,
-                            format!("record {} ({:?}): {}", i + 1, new.id, e.message),
+                            format!("record {} ({:?}): {}", offset + i + 1, new.id, e.message),
                         )
                     })?;
                 if verdict.redacted {
@@ -1438,8 +1455,8 @@ impl Engine {
         let mut next = current.clone();
         patch.apply(&mut next);
         let screened = as_new_memory(&next);
-        let (vector, mut decision) = self
-            .embed_and_screen_one(&screened, &mut StoreTimings::default())
+        let (screened, vector, mut decision) = self
+            .embed_and_screen_one(screened, &mut StoreTimings::default())
             .await?;
         let mut verdict = Verdict::resolve(&screened, &decision, current.status)?;
         // As for a new write: text that matches a recorded guard lesson is quarantined.

@@ -248,9 +248,9 @@ impl Guard {
 
     /// [`Analysis::of`] plus the intent logit when the guard uses the intent head.
     pub fn analyse(&self, text: &str) -> Analysis {
-        let mut a = Analysis::of(text);
-        a.intent = self.intent_logits(&[text]).and_then(|z| z.first().copied());
-        a
+        self.analyse_many(&[text])
+            .pop()
+            .unwrap_or_else(|| Analysis::of(text))
     }
 
     /// [`Guard::analyse`] of each text, with the intent head's forward passes in one batch.
