@@ -78,6 +78,15 @@ impl fmt::Debug for HttpConfig {
     }
 }
 
+/// Installs ring as the process's rustls crypto provider, once; a provider the application
+/// installed first is kept. reqwest is built without one of its own (the workspace's
+/// `rustls-no-provider`, so aws-lc is not compiled beside ring) and panics when it builds a
+/// client with none: call this before every `Client::builder()`.
+pub fn tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
+}
+
 /// Embeds through an OpenAI-compatible HTTP server. Blocking (reqwest's blocking client): call it
 /// from `spawn_blocking`, like every [`Embedder`].
 ///
@@ -152,6 +161,7 @@ impl HttpEmbedder {
                 _ => return Err(err(format!("API key variable `{var}` is not set"))),
             },
         };
+        tls_provider();
         let client = Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(10)))
@@ -357,5 +367,27 @@ impl Embedder for HttpEmbedder {
             out.extend(self.request_with_retries(chunk, Some(self.dim))?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_provider_installs_ring_once_so_reqwest_can_build_an_https_client() {
+        tls_provider();
+        tls_provider();
+        let provider = rustls::crypto::CryptoProvider::get_default().expect("a provider");
+        let ring = rustls::crypto::ring::default_provider();
+        assert_eq!(
+            provider.cipher_suites.len(),
+            ring.cipher_suites.len(),
+            "the installed provider is ring's"
+        );
+        Client::builder()
+            .https_only(true)
+            .build()
+            .expect("a TLS client builds");
     }
 }

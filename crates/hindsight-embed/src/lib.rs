@@ -62,7 +62,7 @@ pub use fetch::{
     ensure_model, fetch_model, is_model_present, model_dir, progress_bar_reporter, sha256_file,
 };
 pub use hash::HashEmbedder;
-pub use http::{HttpConfig, HttpEmbedder};
+pub use http::{HttpConfig, HttpEmbedder, tls_provider};
 pub use minilm::{
     IntentModel, MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision,
 };

@@ -81,6 +81,7 @@ impl McpClient {
         timeout: Duration,
     ) -> Result<Self, CallError> {
         let url = check_loopback(url)?;
+        hindsight_embed::tls_provider();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(256)

@@ -121,6 +121,7 @@ pub fn host_description() -> Option<String> {
 pub async fn health(url: &str) -> Option<Value> {
     let mut u = check_loopback(url).ok()?;
     u.set_path("/healthz");
+    hindsight_embed::tls_provider();
     let resp = reqwest::Client::new()
         .get(u)
         .timeout(Duration::from_secs(5))

@@ -73,6 +73,7 @@ async fn start() -> Harness {
     );
     let auth = HttpAuth::Tokens(Arc::new(AuthConfig::parse(AUTH).expect("auth config")));
     let (url, tx, task) = serve(store.clone(), embedder, auth).await;
+    hindsight_embed::tls_provider();
     Harness {
         base: url.trim_end_matches("/mcp").to_owned(),
         url,
@@ -682,6 +683,7 @@ async fn shutdown_finishes_an_in_flight_write_and_flushes_it() {
             .expect("store"),
     );
     let (url, stop, server) = serve(store, gate.clone(), HttpAuth::Disabled).await;
+    hindsight_embed::tls_provider();
     let post = |body: Value| {
         let url = url.clone();
         async move {

@@ -38,6 +38,16 @@ impl Default for LlmConfig {
     }
 }
 
+/// Installs ring as the process's rustls crypto provider, once; a provider the application
+/// installed first is kept. reqwest is built without one of its own (the workspace's
+/// `rustls-no-provider`, so aws-lc is not compiled beside ring) and panics when it builds a
+/// client with none: call this before every `Client::builder()` (the twin of
+/// `hindsight_embed::tls_provider`; this crate does not depend on that one).
+fn tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
+}
+
 /// A blocking chat-completions client.
 #[derive(Debug, Clone)]
 pub struct ChatClient {
@@ -55,6 +65,7 @@ impl ChatClient {
             return Err(ReflectError::Config("`model` must not be empty".into()));
         }
         let timeout = Duration::from_secs(config.timeout_secs.max(1));
+        tls_provider();
         let http = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
