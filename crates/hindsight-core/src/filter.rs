@@ -19,6 +19,22 @@ impl TimeRange {
     pub fn contains(&self, t: DateTime<Utc>) -> bool {
         self.start <= t && t < self.end
     }
+
+    /// The bounds as nanoseconds since the epoch, the stores' time encoding, saturating: a bound
+    /// before 1677 or after 2262 (what i64 nanoseconds can hold, so no stored time lies there)
+    /// becomes `i64::MIN` / `i64::MAX`. A filter "created before X" with an open start
+    /// (`DateTime::MIN_UTC`) thus matches everything before X rather than failing.
+    pub fn nanos_bounds(&self) -> (i64, i64) {
+        (saturating_nanos(self.start), saturating_nanos(self.end))
+    }
+}
+
+fn saturating_nanos(t: DateTime<Utc>) -> i64 {
+    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
+        i64::MIN
+    } else {
+        i64::MAX
+    })
 }
 
 /// Hard constraints applied by every retrieval path. An empty list means "any".
@@ -189,5 +205,42 @@ impl StructuredQuery {
             s += weights::KIND;
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn nanos_bounds_saturate_outside_what_i64_nanoseconds_hold() {
+        let t = |y, m, d| {
+            Utc.with_ymd_and_hms(y, m, d, 0, 0, 0)
+                .single()
+                .expect("valid date")
+        };
+        let open = TimeRange {
+            start: DateTime::<Utc>::MIN_UTC,
+            end: DateTime::<Utc>::MAX_UTC,
+        };
+        assert_eq!(open.nanos_bounds(), (i64::MIN, i64::MAX));
+        let inside = TimeRange {
+            start: t(1970, 1, 1),
+            end: t(2024, 5, 1),
+        };
+        assert_eq!(inside.nanos_bounds(), (0, 1_714_521_600_000_000_000));
+        // Wholly past or wholly future windows stay empty.
+        let past = TimeRange {
+            start: t(1000, 1, 1),
+            end: t(1500, 1, 1),
+        };
+        assert_eq!(past.nanos_bounds(), (i64::MIN, i64::MIN));
+        let future = TimeRange {
+            start: t(3000, 1, 1),
+            end: t(4000, 1, 1),
+        };
+        assert_eq!(future.nanos_bounds(), (i64::MAX, i64::MAX));
     }
 }

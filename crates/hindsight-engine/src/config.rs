@@ -34,7 +34,9 @@ impl Default for RetrievalConfig {
 
 impl RetrievalConfig {
     pub fn depth(&self, top_k: usize) -> usize {
-        (top_k * self.depth_multiplier).max(self.min_depth)
+        top_k
+            .saturating_mul(self.depth_multiplier)
+            .max(self.min_depth)
     }
 }
 

@@ -38,7 +38,15 @@ pub struct StoreOutcome {
     pub status: Status,
 }
 
-/// A search request. `now` defaults to the wall clock; evaluation passes the logged query time.
+/// Longest search query, in characters: as long as the longest memory content (the embedder reads
+/// its first 256 tokens; the rules and the keyword path would read the rest).
+pub const MAX_QUERY_CHARS: usize = 8_000;
+
+/// Most hits one search returns (each path fetches a multiple of it).
+pub const MAX_TOP_K: usize = 1_000;
+
+/// A search request. `top_k` 0 means 5, at most [`MAX_TOP_K`]; the query is at most
+/// [`MAX_QUERY_CHARS`]. `now` defaults to the wall clock; evaluation passes the logged query time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SearchRequest {
@@ -1313,6 +1321,19 @@ impl Engine {
         let mut timings = SearchTimings::default();
         if req.query.trim().is_empty() {
             return Err(Error::invalid("query", "must not be empty"));
+        }
+        let query_chars = req.query.chars().count();
+        if query_chars > MAX_QUERY_CHARS {
+            return Err(Error::invalid(
+                "query",
+                format!("{query_chars} characters; at most {MAX_QUERY_CHARS}"),
+            ));
+        }
+        if req.top_k > MAX_TOP_K {
+            return Err(Error::invalid(
+                "top_k",
+                format!("must be at most {MAX_TOP_K}, got {}", req.top_k),
+            ));
         }
         let top_k = if req.top_k == 0 { 5 } else { req.top_k };
         let depth = config.depth(top_k);

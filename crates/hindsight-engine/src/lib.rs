@@ -33,8 +33,8 @@ pub use config::{RetrievalConfig, WriteConfig};
 pub use conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects};
 pub use consensus::{ConsensusConfig, LESSON_TAG, RuleConsensus, looks_like_directive};
 pub use engine::{
-    Candidates, Engine, EngineBuilder, Explanation, PathEvidence, SearchHit, SearchRequest,
-    SearchResponse, SearchTimings, StoreOutcome, StoreTimings,
+    Candidates, Engine, EngineBuilder, Explanation, MAX_QUERY_CHARS, MAX_TOP_K, PathEvidence,
+    SearchHit, SearchRequest, SearchResponse, SearchTimings, StoreOutcome, StoreTimings,
 };
 pub use quarantine::{GuardProvenance, QuarantinedMemory, ReleaseOutcome};
 pub use working::InProcessWorkingMemory;

@@ -1,5 +1,7 @@
 //! Rule-based query understanding: identifiers, relative time expressions and kind hints.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use hindsight_core::{MemoryKind, StructuredQuery, TimeRange};
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,13 @@ pub fn understand(text: &str, now: DateTime<Utc>) -> QueryUnderstanding {
     }
 }
 
+/// Most identifiers taken from one query.
+pub const MAX_IDENTIFIERS: usize = 32;
+
+/// Longest look-back a counted phrase may name ("N days ago", "最近N天"), in days: about a
+/// thousand years, past anything stored (1677-2262). A longer count is not read as a time.
+const MAX_LOOKBACK_DAYS: i64 = 366_000;
+
 fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '#')
 }
@@ -39,15 +48,20 @@ fn is_ident_char(c: char) -> bool {
 /// four alphanumerics (order numbers, `PAY-1432`, `ORD-58213`, `db-prod-3`). Dates and times
 /// (`2024-05-01`, `12:30`) and bare years are not identifiers. For a mixed token the digit run is
 /// emitted too (`ORD-58213` -> `ORD-58213`, `58213`), since stores often keep only the number.
-/// Order of first appearance, no duplicates.
+/// Order of first appearance, no duplicates, at most [`MAX_IDENTIFIERS`] (a pasted log full of
+/// order numbers keeps its first ones: each identifier is a term of the structured path's query).
 pub fn extract_identifiers(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let push = |s: &str, out: &mut Vec<String>| {
-        if !s.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(s)) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut push = |s: &str, out: &mut Vec<String>| {
+        if !s.is_empty() && out.len() < MAX_IDENTIFIERS && seen.insert(s.to_ascii_lowercase()) {
             out.push(s.to_owned());
         }
     };
     for raw in text.split(|c: char| !is_ident_char(c)) {
+        if out.len() >= MAX_IDENTIFIERS {
+            break;
+        }
         let tok = raw.trim_matches(|c: char| matches!(c, '-' | '_' | '.' | '/' | '#'));
         let alnum = tok.chars().filter(char::is_ascii_alphanumeric).count();
         let digits = tok.chars().filter(char::is_ascii_digit).count();
@@ -164,6 +178,10 @@ const EN_NUMBERS: &[(&str, i64)] = &[
 /// Weeks start on Monday. Returns the window and the phrase that produced it.
 pub fn parse_time_range(text: &str, now: DateTime<Utc>) -> Option<(TimeRange, String)> {
     let today = now.date_naive();
+    // At chrono's outermost dates "last year" has no window (the fixed phrases below step back a
+    // year and forward a day without checks).
+    today.checked_sub_signed(Duration::days(400))?;
+    today.checked_add_signed(Duration::days(2))?;
     let lower = text.to_lowercase();
     let week_start = today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
     let this_month = month_start(today.year(), today.month());
@@ -274,26 +292,16 @@ fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(Time
         if i + 2 < words.len()
             && words[i + 2] == "ago"
             && let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1]))
+            && let Some(r) = ago_window(today, n, u)
         {
-            let span = n * u;
-            let centre = today - Duration::days(span);
-            // A day for "days ago"; +-half a unit otherwise.
-            let half = if u == 1 { 0 } else { u / 2 };
-            let r = TimeRange {
-                start: day_start(centre - Duration::days(half)),
-                end: day_start(centre + Duration::days(half + 1)),
-            };
             return Some((r, format!("{} {} ago", words[i], words[i + 1])));
         }
         // "past|last <n> <unit>"
         if (words[i] == "past" || words[i] == "last")
             && i + 2 < words.len()
             && let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2]))
+            && let Some(r) = since_window(today, now, n, u)
         {
-            let r = TimeRange {
-                start: day_start(today - Duration::days(n * u)),
-                end: now,
-            };
             return Some((r, format!("{} {} {}", words[i], words[i + 1], words[i + 2])));
         }
     }
@@ -301,7 +309,6 @@ fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(Time
 }
 
 fn counted_zh(text: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeRange, String)> {
-    let chars: Vec<char> = text.chars().collect();
     const UNITS: &[(&str, i64)] = &[
         ("个月", 30),
         ("个星期", 7),
@@ -312,44 +319,68 @@ fn counted_zh(text: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeR
         ("日", 1),
     ];
     let is_num = |c: char| c.is_ascii_digit() || "零一二三四五六七八九十两".contains(c);
-    let mut i = 0;
-    while i < chars.len() {
-        if !is_num(chars[i]) {
-            i += 1;
+    // Byte offsets into `text`: each run of numerals is looked at once, with no copies of the
+    // text around it (a query of many numbers stays linear).
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if !is_num(c) {
             continue;
         }
-        let start = i;
-        while i < chars.len() && is_num(chars[i]) {
-            i += 1;
+        let mut end = start + c.len_utf8();
+        while let Some(&(i, c)) = chars.peek()
+            && is_num(c)
+        {
+            end = i + c.len_utf8();
+            chars.next();
         }
-        let num_str: String = chars[start..i].iter().collect();
-        let rest: String = chars[i..].iter().collect();
-        let Some(n) = parse_number(&num_str) else {
+        let num_str = &text[start..end];
+        let rest = &text[end..];
+        let Some(n) = parse_number(num_str) else {
             continue;
         };
         let Some((unit, u)) = UNITS.iter().find(|(u, _)| rest.starts_with(u)) else {
             continue;
         };
         let after = &rest[unit.len()..];
-        let before: String = chars[..start].iter().collect();
+        let before = &text[..start];
         if after.starts_with("前") || after.starts_with("以前") {
-            let centre = today - Duration::days(n * u);
-            let half = if *u == 1 { 0 } else { u / 2 };
-            let r = TimeRange {
-                start: day_start(centre - Duration::days(half)),
-                end: day_start(centre + Duration::days(half + 1)),
-            };
-            return Some((r, format!("{num_str}{unit}前")));
+            if let Some(r) = ago_window(today, n, *u) {
+                return Some((r, format!("{num_str}{unit}前")));
+            }
+            continue;
         }
-        if before.ends_with("最近") || before.ends_with("过去") || before.ends_with("近") {
-            let r = TimeRange {
-                start: day_start(today - Duration::days(n * u)),
-                end: now,
-            };
+        if (before.ends_with("最近") || before.ends_with("过去") || before.ends_with("近"))
+            && let Some(r) = since_window(today, now, n, *u)
+        {
             return Some((r, format!("最近{num_str}{unit}")));
         }
     }
     None
+}
+
+/// `n` units of `unit_days` before `today`, if that is at most [`MAX_LOOKBACK_DAYS`] back.
+fn days_back(n: i64, unit_days: i64) -> Option<i64> {
+    n.checked_mul(unit_days)
+        .filter(|d| (0..=MAX_LOOKBACK_DAYS).contains(d))
+}
+
+/// "N units ago": the day N days back for days, N units back ± half a unit otherwise.
+fn ago_window(today: NaiveDate, n: i64, unit_days: i64) -> Option<TimeRange> {
+    let centre = today.checked_sub_signed(Duration::try_days(days_back(n, unit_days)?)?)?;
+    let half = Duration::try_days(if unit_days == 1 { 0 } else { unit_days / 2 })?;
+    Some(TimeRange {
+        start: day_start(centre.checked_sub_signed(half)?),
+        end: day_start(centre.checked_add_signed(half + Duration::days(1))?),
+    })
+}
+
+/// "The past N units": from the day N units back up to `now`.
+fn since_window(today: NaiveDate, now: DateTime<Utc>, n: i64, unit_days: i64) -> Option<TimeRange> {
+    let start = today.checked_sub_signed(Duration::try_days(days_back(n, unit_days)?)?)?;
+    Some(TimeRange {
+        start: day_start(start),
+        end: now,
+    })
 }
 
 #[cfg(test)]
@@ -467,6 +498,80 @@ mod tests {
                 .kinds
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn counts_past_any_stored_time_are_not_times_and_do_not_panic() {
+        for q in [
+            "the incident 100000000 days ago",
+            "errors in the past 99999999999 months",
+            "9223372036854775807 weeks ago",
+            "最近9999999999天的告警",
+            "9223372036854775807个月前",
+            "366001 days ago",
+        ] {
+            assert_eq!(parse_time_range(q, now()), None, "{q}");
+        }
+        // Far back, but a window all the same (nothing stored falls in it). Dates from Python's
+        // proleptic Gregorian `date - timedelta`.
+        check_range(
+            "5000 months ago",
+            "1615-06-26T00:00:00Z",
+            "1615-07-27T00:00:00Z",
+        );
+        check_range(
+            "最近366000天",
+            "1024-02-20T00:00:00Z",
+            "2026-03-18T15:00:00Z",
+        );
+    }
+
+    #[test]
+    fn relative_times_at_chronos_outermost_dates_do_not_panic() {
+        for now in [DateTime::<Utc>::MIN_UTC, DateTime::<Utc>::MAX_UTC] {
+            for q in [
+                "yesterday",
+                "3 days ago",
+                "last year",
+                "past 2 weeks",
+                "三天前",
+                "上个月",
+            ] {
+                assert_eq!(parse_time_range(q, now), None, "{q} at {now}");
+            }
+        }
+    }
+
+    #[test]
+    fn identifiers_are_capped_and_deduplicated_case_insensitively() {
+        let q: String = (0..100)
+            .map(|i| format!("ORD-{:05} ", 10_000 + i))
+            .collect();
+        let ids = extract_identifiers(&q);
+        assert_eq!(ids.len(), MAX_IDENTIFIERS);
+        assert_eq!(ids[..4], ["ORD-10000", "10000", "ORD-10001", "10001"]);
+        assert_eq!(
+            extract_identifiers("ord-58213 ORD-58213 Ord-58213"),
+            ["ord-58213", "58213"]
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text of numerals, units and time words resolves to an ordered window or none,
+        /// at any `now` chrono can hold.
+        #[test]
+        fn understanding_never_panics_and_windows_are_ordered(
+            text in "([0-9]{1,25}|[一二三十两百]{1,4}|days?|weeks?|months?|ago|past|last|个月|星期|周|天|前|以前|最近|过去|ORD-[0-9]{1,8}| |年){0,12}",
+            secs in i64::MIN / 2..i64::MAX / 2,
+        ) {
+            let now = DateTime::<Utc>::from_timestamp(secs / 1_000_000, 0)
+                .unwrap_or(DateTime::<Utc>::MIN_UTC);
+            let u = understand(&text, now);
+            if let Some(r) = u.structured.time_range {
+                proptest::prop_assert!(r.start <= r.end, "{text:?} at {now}: {r:?}");
+            }
+            proptest::prop_assert!(u.structured.identifiers.len() <= MAX_IDENTIFIERS);
+        }
     }
 
     #[test]

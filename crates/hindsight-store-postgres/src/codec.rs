@@ -165,10 +165,11 @@ pub(crate) fn push_filter(qb: &mut QueryBuilder<Postgres>, filter: &Filter) -> R
     );
     qb.push(")");
     if let Some(r) = filter.created {
+        let (start, end) = r.nanos_bounds();
         qb.push(" AND created_at >= ");
-        qb.push_bind(to_nanos("filter.created.start", r.start)?);
+        qb.push_bind(start);
         qb.push(" AND created_at < ");
-        qb.push_bind(to_nanos("filter.created.end", r.end)?);
+        qb.push_bind(end);
     }
     Ok(())
 }

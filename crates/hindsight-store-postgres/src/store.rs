@@ -786,10 +786,11 @@ impl Store for PostgresStore {
                 qb.push_bind(value.to_lowercase());
             }
             if let Some(r) = query.time_range {
+                let (start, end) = r.nanos_bounds();
                 qb.push(" OR (created_at >= ");
-                qb.push_bind(to_nanos("time_range.start", r.start)?);
+                qb.push_bind(start);
                 qb.push(" AND created_at < ");
-                qb.push_bind(to_nanos("time_range.end", r.end)?);
+                qb.push_bind(end);
                 qb.push(")");
             }
             qb.push(")");

@@ -1269,13 +1269,7 @@ impl Store for SqliteStore {
         // so can a popular entity. Entity matches come best-scored first, in `rank` order; the
         // others newest first.
         let cap = k.saturating_mul(10);
-        let window = match query.time_range {
-            Some(range) => Some((
-                to_nanos("time_range.start", range.start)?,
-                to_nanos("time_range.end", range.end)?,
-            )),
-            None => None,
-        };
+        let window = query.time_range.map(|range| range.nanos_bounds());
         self.entity_candidates(ns, query, window, filter, cap, &mut candidates)
             .await?;
         // Newest first, ties by insertion order (`rowid`): both are in the indexes, so the first

@@ -190,15 +190,14 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             // other malformed line, and the rest are still scanned.
             for (i, line) in BufReader::new(f).split(b'\n').enumerate() {
                 let line = line.with_context(|| format!("reading {}", file.display()))?;
-                let line = match std::str::from_utf8(&line) {
+                let line = match super::jsonl_text(&line) {
                     Ok(l) => l,
                     Err(e) => {
                         bad += 1;
-                        eprintln!("{}:{}: skipped: not UTF-8 ({e})", file.display(), i + 1);
+                        eprintln!("{}:{}: skipped: {e}", file.display(), i + 1);
                         continue;
                     }
                 };
-                let line = line.strip_prefix('\u{feff}').unwrap_or(line);
                 if line.trim().is_empty() {
                     continue;
                 }

@@ -75,21 +75,23 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         Box::new(BufReader::new(f))
     };
     let engine = super::engine(cli).await?;
-    let mut lines = reader.lines();
+    // Lines are read as bytes: one that is not UTF-8 fails alone, like any malformed line.
+    let mut lines = reader.split(b'\n');
     let mut results = Vec::new();
     let (mut stored, mut deduped, mut failed) = (0usize, 0usize, 0usize);
     let (mut quarantined, mut redacted) = (0usize, 0usize);
     let mut line_no = 0usize;
-    while let Some(line) = lines
-        .next_line()
+    while let Some(raw) = lines
+        .next_segment()
         .await
         .with_context(|| format!("reading {label}"))?
     {
         line_no += 1;
-        if line.trim().is_empty() {
+        let line = super::jsonl_text(&raw);
+        if line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
             continue;
         }
-        let res = match parse_line(&line, args.namespace.as_deref()) {
+        let res = match line.and_then(|l| parse_line(l, args.namespace.as_deref())) {
             Err(e) => Err(e),
             Ok(m) => {
                 let now = chrono::Utc::now();

@@ -242,6 +242,15 @@ pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {
     }
 }
 
+/// One line of a JSONL input read as bytes (`split(b'\n')`): its text without a byte-order mark
+/// or a trailing `\r`, or why it is not text. A line that is not UTF-8 is reported and skipped
+/// like any other malformed line; it does not end the read.
+pub fn jsonl_text(raw: &[u8]) -> std::result::Result<&str, String> {
+    let line = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8 ({e})"))?;
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    Ok(line.strip_suffix('\r').unwrap_or(line))
+}
+
 pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())

@@ -22,7 +22,8 @@ pub struct Args {
     /// Include these statuses (default: active only; repeatable).
     #[arg(long)]
     pub status: Vec<Status>,
-    #[arg(long, default_value_t = 5)]
+    /// Hits to return (1 to 1000).
+    #[arg(long, default_value_t = 5, value_parser = top_k)]
     pub top_k: usize,
     /// Query time (RFC 3339) for decay and relative dates; default now.
     #[arg(long)]
@@ -30,6 +31,18 @@ pub struct Args {
     /// Show per-path ranks/scores and ranking factors for every hit.
     #[arg(long)]
     pub explain: bool,
+}
+
+fn top_k(s: &str) -> std::result::Result<usize, String> {
+    let k: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if (1..=hindsight_engine::MAX_TOP_K).contains(&k) {
+        Ok(k)
+    } else {
+        Err(format!(
+            "must be between 1 and {}",
+            hindsight_engine::MAX_TOP_K
+        ))
+    }
 }
 
 pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {

@@ -116,6 +116,52 @@ fn ingest_reports_bad_lines_by_number_and_keeps_the_good_ones() {
 }
 
 #[test]
+fn ingest_skips_a_line_that_is_not_utf8_and_reads_a_byte_order_mark() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("bytes.jsonl");
+    let mut bytes = "\u{feff}{\"content\": \"juliet prefers window seats\"}\r\n"
+        .as_bytes()
+        .to_vec();
+    bytes.extend_from_slice(b"{\"content\": \"bad \xff\xfe bytes\"}\n");
+    bytes.extend_from_slice(b"{\"content\": \"kilo asked for a vegetarian meal\"}");
+    std::fs::write(&file, bytes).expect("write");
+    let data = dir.path().join("data");
+    let out = hindsight(&data, &["ingest", file.to_str().expect("utf8")]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stdout.contains("stored 2 ("), "{stdout}");
+    assert!(stdout.contains("failed 1"), "{stdout}");
+    assert!(stderr.contains("bytes.jsonl:2: not UTF-8"), "{stderr}");
+    for (query, want) in [("window seats", "juliet"), ("vegetarian meal", "kilo")] {
+        let out = hindsight(&data, &["--json", "search", query, "--top-k", "1"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains(want),
+            "{query}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn search_top_k_must_be_between_1_and_1000() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    for k in ["0", "1001", "18446744073709551615", "-3"] {
+        let top_k = format!("--top-k={k}");
+        let out = hindsight(&data, &["search", "anything", &top_k]);
+        assert_eq!(out.status.code(), Some(2), "--top-k {k}");
+        assert!(
+            text(&out.stderr).contains("--top-k"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = hindsight(&data, &["search", "anything", "--top-k", "1000"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_store_refuses_another_embedding_model() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("in.jsonl");

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
+
 use hindsight_core::{
     Filter, Memory, MemoryId, MemoryKind, Outcome, PathHits, Status, Store, StructuredQuery,
     TaskType, TimeRange, cosine,
@@ -354,6 +356,37 @@ fn filters() -> Vec<(&'static str, Filter)> {
             },
         ),
         (
+            "created before day5, open start (DateTime::MIN_UTC)",
+            Filter {
+                created: Some(TimeRange {
+                    start: DateTime::<Utc>::MIN_UTC,
+                    end: at(5, 0),
+                }),
+                ..d()
+            },
+        ),
+        (
+            "created from day4, open end (DateTime::MAX_UTC)",
+            Filter {
+                created: Some(TimeRange {
+                    start: at(4, 0),
+                    end: DateTime::<Utc>::MAX_UTC,
+                }),
+                ..d()
+            },
+        ),
+        (
+            "created before 1670, before anything storable",
+            Filter {
+                created: Some(TimeRange {
+                    start: DateTime::<Utc>::MIN_UTC,
+                    end: at(-130_000, 0),
+                }),
+                statuses: Status::ALL.to_vec(),
+                ..d()
+            },
+        ),
+        (
             "statuses=[superseded,deprecated]",
             Filter {
                 statuses: vec![Status::Superseded, Status::Deprecated],
@@ -454,6 +487,15 @@ pub async fn filters_agree_with_reference_semantics(factory: &dyn StoreFactory) 
         }),
         ..StructuredQuery::default()
     };
+    // A window with open ends (what "since the beginning" or a far-back counted phrase gives):
+    // bounds outside what a store can hold match as far as they reach, they do not fail.
+    let unbounded = StructuredQuery {
+        time_range: Some(TimeRange {
+            start: DateTime::<Utc>::MIN_UTC,
+            end: DateTime::<Utc>::MAX_UTC,
+        }),
+        ..StructuredQuery::default()
+    };
     let ident = StructuredQuery {
         identifiers: vec!["ord-1".into()],
         ..StructuredQuery::default()
@@ -542,8 +584,12 @@ pub async fn filters_agree_with_reference_semantics(factory: &dyn StoreFactory) 
             s.backend_name()
         );
 
-        // Structured: a time window covering everything, and an identifier.
-        for (qlabel, sq) in [("time window", &wide), ("identifier ord-1", &ident)] {
+        // Structured: a time window covering everything, an unbounded one, and an identifier.
+        for (qlabel, sq) in [
+            ("time window", &wide),
+            ("unbounded time window", &unbounded),
+            ("identifier ord-1", &ident),
+        ] {
             let want = structured_expectation(sq, &admitted);
             let hits = ok(
                 s,

@@ -314,6 +314,31 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         engine.search(&req("  ")).await.unwrap_err().kind,
         ErrorKind::InvalidInput
     );
+    // A query longer than any memory, or more hits than a search returns: named, not run.
+    let err = engine
+        .search(&req(&"z".repeat(hindsight_engine::MAX_QUERY_CHARS + 1)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("query"), "{err}");
+    for top_k in [hindsight_engine::MAX_TOP_K + 1, usize::MAX] {
+        let err = engine
+            .search(&SearchRequest {
+                top_k,
+                ..req("anything")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("top_k"), "{err}");
+    }
+    // A date phrase past anything storable is not a time: the search runs (it once panicked).
+    engine
+        .search(&req(
+            "what broke 100000000 days ago, or in the past 9223372036854775807 weeks?",
+        ))
+        .await
+        .unwrap();
     assert_eq!(
         engine
             .update(
