@@ -202,6 +202,24 @@ impl std::str::FromStr for QueryPrecision {
 }
 
 /// Entry point of the binary.
+/// The error and its causes, joined by ": " as `{:#}` does, without a cause whose text the
+/// message before it already ends with (the libraries' errors print their source in their own
+/// message and also return it from `source()`, which `{:#}` would print twice).
+fn render_error(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
@@ -218,7 +236,7 @@ pub fn main() -> ExitCode {
     let code = match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", render_error(&e));
             ExitCode::FAILURE
         }
     };
@@ -247,6 +265,25 @@ fn init_logging(verbose: u8) {
 mod tests {
     use super::*;
     use hindsight_embed::Precision;
+
+    #[test]
+    fn an_error_prints_each_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        // A library error that prints its source and also returns it from `source()`.
+        let e = anyhow::Error::new(hindsight_eval::EvalError::Io {
+            path: "/nonexistent".into(),
+            source: io(),
+        });
+        assert_eq!(render_error(&e), "/nonexistent: No such file");
+        // A context above it still shows, and a cause it does not repeat is kept.
+        let e = e.context("gate --baseline");
+        assert_eq!(
+            render_error(&e),
+            "gate --baseline: /nonexistent: No such file"
+        );
+        let e = anyhow::Error::new(io()).context("reading in.jsonl");
+        assert_eq!(render_error(&e), "reading in.jsonl: No such file");
+    }
 
     #[test]
     fn query_precision_parses_auto_and_fixed() {

@@ -7,6 +7,8 @@
 //!   encoder's arithmetic, quick flag): their numbers are not comparable, so the baseline must be
 //!   updated explicitly instead (CI pins the arithmetic so that every host runs the baseline's).
 //!
+//! - the baseline has no metric values at all (nothing would be checked).
+//!
 //! Improvements beyond the tolerance are listed but pass; setups or metrics only in the current
 //! summary are ignored.
 
@@ -57,9 +59,14 @@ pub struct GateReport {
 }
 
 impl GateReport {
-    /// True when nothing regressed, went missing or mismatched.
+    /// True when at least one value was compared and nothing regressed, went missing or
+    /// mismatched. A baseline with no metric values checks nothing, so it cannot pass: an emptied
+    /// baseline file would otherwise switch the gate off.
     pub fn passed(&self) -> bool {
-        self.regressions.is_empty() && self.missing.is_empty() && self.mismatches.is_empty()
+        self.checked > 0
+            && self.regressions.is_empty()
+            && self.missing.is_empty()
+            && self.mismatches.is_empty()
     }
 }
 
@@ -169,6 +176,9 @@ impl fmt::Display for GateReport {
             "gate {verdict}: {} values checked, tolerance {}",
             self.checked, self.tolerance
         )?;
+        if self.checked == 0 && self.missing.is_empty() {
+            writeln!(f, "  NOTHING CHECKED: the baseline has no metric values")?;
+        }
         for m in &self.mismatches {
             writeln!(f, "  incomparable {m}")?;
         }
@@ -238,6 +248,19 @@ mod tests {
         assert!(r.passed(), "{r}");
         assert_eq!(r.checked, 2);
         assert!(r.to_string().starts_with("gate PASSED"));
+    }
+
+    #[test]
+    fn a_baseline_without_values_checks_nothing_and_fails() {
+        let cur = summary(&[("hybrid", &[("ndcg@10", 0.5)])]);
+        for base in [summary(&[]), summary(&[("hybrid", &[])])] {
+            let r = gate(&base, &cur, 0.01).unwrap();
+            assert_eq!(r.checked, 0);
+            assert!(!r.passed(), "{r}");
+            let text = r.to_string();
+            assert!(text.starts_with("gate FAILED: 0 values checked"), "{text}");
+            assert!(text.contains("NOTHING CHECKED"), "{text}");
+        }
     }
 
     #[test]

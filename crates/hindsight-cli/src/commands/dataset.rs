@@ -51,16 +51,12 @@ pub fn run(_cli: &Cli, cmd: &DatasetCommand) -> Result<ExitCode> {
             };
             let ds = import_beir(dir, &opts)
                 .with_context(|| format!("importing BEIR from {}", dir.display()))?;
-            report_issues(&ds.issues);
-            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
-            println!("{}: {}", out.display(), ds.summary());
+            return write_import(out, &ds);
         }
         DatasetCommand::ImportLocomo { file, out } => {
             let ds = import_locomo(file, None)
                 .with_context(|| format!("importing LoCoMo from {}", file.display()))?;
-            report_issues(&ds.issues);
-            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
-            println!("{}: {}", out.display(), ds.summary());
+            return write_import(out, &ds);
         }
         DatasetCommand::Check { dir } => {
             let ds = load_dataset(dir).with_context(|| format!("loading {}", dir.display()))?;
@@ -72,6 +68,27 @@ pub fn run(_cli: &Cli, cmd: &DatasetCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes an imported dataset. An import that yields no memories or no queries is an error and
+/// writes nothing; one that skipped records is written and exits 2, as `dataset check` does.
+fn write_import(out: &std::path::Path, ds: &hindsight_dataset::Dataset) -> Result<ExitCode> {
+    report_issues(&ds.issues);
+    anyhow::ensure!(
+        !ds.memories.is_empty() && !ds.queries.is_empty(),
+        "the import yielded {} memories and {} queries ({} records skipped); nothing written to {}",
+        ds.memories.len(),
+        ds.queries.len(),
+        ds.issues.len(),
+        out.display()
+    );
+    write_dataset(out, ds).with_context(|| format!("writing {}", out.display()))?;
+    println!("{}: {}", out.display(), ds.summary());
+    Ok(if ds.issues.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }
 
 fn report_issues(issues: &[hindsight_dataset::LoadIssue]) {

@@ -320,6 +320,15 @@ pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
     match cmd {
         BaselineCommand::Update { from, to } => {
             let s = Summary::read(from)?;
+            // The gate fails a baseline it can check nothing against; refuse to write one.
+            let values: usize = s.setups.values().map(|r| r.metrics.len()).sum();
+            anyhow::ensure!(
+                values > 0,
+                "{} has no metric values ({} setups): a baseline must give the gate something to check; {} is unchanged",
+                from.display(),
+                s.setups.len(),
+                to.display()
+            );
             s.write(to)?;
             println!(
                 "baseline {} updated from {} ({} setups)",
