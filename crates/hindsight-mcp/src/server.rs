@@ -485,7 +485,7 @@ impl HindsightMcp {
     /// reflect_and_store
     #[tool(
         name = "reflect_and_store",
-        description = "Call once when a task ends. Give the goal, the steps you took (in order, errors verbatim) and the outcome (success, partial, failure, aborted). The server reflects on the trace — task type, up to 3 key decisions, one lesson — and stores it as an episode. Failed or aborted tasks are stored as warnings so future searches flag them. The trace is never dropped: if reflection fails the raw trace is stored tagged reflection_failed."
+        description = "Call once when a task ends. Give the goal, the steps you took (in order, errors verbatim) and the outcome (success, partial, failure, aborted). The server reflects on the trace — task type, up to 3 key decisions, one lesson — and stores it as an episode. Failed or aborted tasks are stored as warnings so future searches flag them. The trace is never dropped: if reflection fails the raw trace is stored tagged reflection_failed (cut to the content limit when longer; truncated=true then)."
     )]
     async fn reflect_and_store(
         &self,
@@ -532,6 +532,7 @@ impl HindsightMcp {
             tags.push("reflection_failed".into());
         }
         let max = self.state.engine.write_config().max_content_chars;
+        let truncated = reflection.content.chars().count() > max;
         let content = clip_chars(&reflection.content, max);
         let ep = &reflection.episode;
         let new = NewMemory {
@@ -567,6 +568,7 @@ impl HindsightMcp {
             reflection_failed: reflection.reflection_failed,
             model_error: reflection.error,
             deduplicated: out.deduplicated,
+            truncated,
         }))
     }
 

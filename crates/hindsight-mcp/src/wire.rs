@@ -557,6 +557,9 @@ pub struct ReflectResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_error: Option<String>,
     pub deduplicated: bool,
+    /// The episode's content was longer than the content limit and was stored cut, ending with
+    /// "…(truncated)" (a long raw trace after a failed reflection, say).
+    pub truncated: bool,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -539,6 +539,24 @@ async fn every_text_field_has_a_size_limit() {
         json!({"content": "ok", "context": "x".repeat(8_000), "tags": ["a"]}),
     )
     .await;
+    // A trace within the limits whose episode would be longer than a memory is stored cut, and
+    // the result says so; a short one is not.
+    let ep = h
+        .ok(
+            "tok-a",
+            "reflect_and_store",
+            json!({"goal": "g".repeat(7_990), "steps": ["s".repeat(8_000), "t".repeat(8_000)], "outcome": "failure"}),
+        )
+        .await;
+    assert_eq!(ep["truncated"], true, "{ep}");
+    let ep = h
+        .ok(
+            "tok-a",
+            "reflect_and_store",
+            json!({"goal": "rotate the staging TLS certificate", "steps": ["renewed it"], "outcome": "success"}),
+        )
+        .await;
+    assert_eq!(ep["truncated"], false, "{ep}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
