@@ -40,8 +40,9 @@ pub use guard::{
     AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, RedactedTexts, WriteGuard,
 };
 pub use memory::{
-    EmbeddingSpace, ImportanceSignals, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
-    NewMemory, Outcome, Source, Status, TaskType, TrustWeights, index_text,
+    EmbeddingSpace, ImportanceSignals, MAX_ID_CHARS, MAX_NAMESPACE_CHARS, MAX_TASK_ID_CHARS,
+    Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, Outcome, Source, Status,
+    TaskType, TrustWeights, index_text, validate_memory_id, validate_namespace,
 };
 pub use store::{PathHit, PathHits, PathKind, Store, StoreStats};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};

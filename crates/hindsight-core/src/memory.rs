@@ -307,6 +307,48 @@ pub fn index_text(content: &str, context: &str) -> String {
     }
 }
 
+/// Longest namespace name accepted, in characters.
+pub const MAX_NAMESPACE_CHARS: usize = 128;
+/// Longest memory id accepted, in characters.
+pub const MAX_ID_CHARS: usize = 200;
+/// Longest task id accepted, in characters.
+pub const MAX_TASK_ID_CHARS: usize = 256;
+
+/// A namespace name: not blank, at most [`MAX_NAMESPACE_CHARS`], no control characters.
+pub fn validate_namespace(ns: &str) -> Result<(), Error> {
+    validate_label("namespace", ns, MAX_NAMESPACE_CHARS)
+}
+
+/// A caller-chosen memory id: what every interface can name again (the MCP tools, the CLI's
+/// arguments, the consensus check's lesson records): not blank, no whitespace around it, at most
+/// [`MAX_ID_CHARS`], no control characters.
+pub fn validate_memory_id(id: &str) -> Result<(), Error> {
+    validate_label("id", id, MAX_ID_CHARS)?;
+    if id.trim() != id {
+        return Err(Error::invalid(
+            "id",
+            "must not start or end with whitespace",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_label(field: &str, s: &str, max: usize) -> Result<(), Error> {
+    if s.trim().is_empty() {
+        return Err(Error::invalid(field, "must not be empty"));
+    }
+    if s.chars().count() > max {
+        return Err(Error::invalid(
+            field,
+            format!("longer than {max} characters"),
+        ));
+    }
+    if s.chars().any(char::is_control) {
+        return Err(Error::invalid(field, "contains control characters"));
+    }
+    Ok(())
+}
+
 /// What a caller hands to the write pipeline. Everything but `content` has a default; unknown
 /// fields are rejected so a misspelt field name is an error, not silently dropped data.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -347,9 +389,6 @@ impl NewMemory {
         if self.content.trim().is_empty() {
             return Err(Error::invalid("content", "must not be empty"));
         }
-        if self.namespace.as_str().trim().is_empty() {
-            return Err(Error::invalid("namespace", "must not be empty"));
-        }
         if let Some(i) = self.importance
             && (!(0.0..=1.0).contains(&i) || i.is_nan())
         {
@@ -358,10 +397,12 @@ impl NewMemory {
                 format!("must be in [0, 1], got {i}"),
             ));
         }
-        if let Some(id) = &self.id
-            && id.as_str().trim().is_empty()
-        {
-            return Err(Error::invalid("id", "must not be empty when given"));
+        validate_namespace(self.namespace.as_str())?;
+        if let Some(id) = &self.id {
+            validate_memory_id(id.as_str())?;
+        }
+        if let Some(t) = &self.task_id {
+            validate_label("task_id", t, MAX_TASK_ID_CHARS)?;
         }
         for k in self.entities.keys() {
             if k.trim().is_empty() {
@@ -448,6 +489,35 @@ impl MemoryPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_namespaces_and_task_ids_every_interface_can_name_again() {
+        let with = |f: &dyn Fn(&mut NewMemory)| {
+            let mut m = NewMemory::new("ns", MemoryKind::Semantic, "a fact");
+            f(&mut m);
+            m.validate().map_err(|e| e.to_string())
+        };
+        assert!(with(&|m| m.id = Some(MemoryId::from("<dbpedia:Washington,_D.C.>"))).is_ok());
+        assert!(with(&|m| m.id = Some(MemoryId::from("q".repeat(MAX_ID_CHARS).as_str()))).is_ok());
+        for (bad, field) in [
+            ("q".repeat(MAX_ID_CHARS + 1), "id"),
+            ("a\nb".to_owned(), "id"),
+            ("\u{1}\u{7}".to_owned(), "id"),
+            (" padded ".to_owned(), "id"),
+            ("   ".to_owned(), "id"),
+        ] {
+            let err = with(&|m| m.id = Some(MemoryId::from(bad.as_str()))).unwrap_err();
+            assert!(err.contains(field), "{bad:?}: {err}");
+        }
+        let err = with(&|m| m.namespace = Namespace::new("n".repeat(MAX_NAMESPACE_CHARS + 1)))
+            .unwrap_err();
+        assert!(err.contains("namespace"), "{err}");
+        let err = with(&|m| m.namespace = Namespace::new("a\tb")).unwrap_err();
+        assert!(err.contains("namespace"), "{err}");
+        let err = with(&|m| m.task_id = Some("t".repeat(MAX_TASK_ID_CHARS + 1))).unwrap_err();
+        assert!(err.contains("task_id"), "{err}");
+        assert!(with(&|m| m.task_id = Some("TASK-1".into())).is_ok());
+    }
 
     #[test]
     fn importance_formula_follows_design() {

@@ -232,12 +232,7 @@ impl Engine {
             let trusted_ids: Vec<MemoryId> = lesson
                 .entities
                 .get(LESSON_CONSENSUS)
-                .map(|s| {
-                    s.split(',')
-                        .filter(|x| !x.is_empty())
-                        .map(MemoryId::from)
-                        .collect()
-                })
+                .map(|s| decode_ids(s))
                 .unwrap_or_default();
             let contradicted: Vec<MemoryId> = self
                 .store
@@ -362,11 +357,7 @@ impl Engine {
         entities.insert(LESSON_FLAGGED.to_owned(), flagged.id.0.clone());
         entities.insert(
             LESSON_CONSENSUS.to_owned(),
-            contradicting
-                .iter()
-                .map(|t| t.id.0.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
+            encode_ids(contradicting.iter().map(|t| &t.id)),
         );
         let new = NewMemory {
             id: Some(id.clone()),
@@ -447,9 +438,40 @@ impl Engine {
     }
 }
 
+/// A lesson's list of trusted ids in one entity value: comma-separated, with `%` and `,` inside
+/// an id written `%25` and `%2C` (ids may contain commas: BEIR's DBPedia ids do).
+fn encode_ids<'a>(ids: impl Iterator<Item = &'a MemoryId>) -> String {
+    ids.map(|id| id.0.replace('%', "%25").replace(',', "%2C"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn decode_ids(s: &str) -> Vec<MemoryId> {
+    s.split(',')
+        .filter(|x| !x.is_empty())
+        .map(|x| MemoryId::from(x.replace("%2C", ",").replace("%25", "%").as_str()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lesson_id_lists_keep_ids_with_commas_and_percent_signs() {
+        let ids: Vec<MemoryId> = ["m-1", "<dbpedia:Washington,_D.C.>", "50%,off", "%2C"]
+            .into_iter()
+            .map(MemoryId::from)
+            .collect();
+        let encoded = encode_ids(ids.iter());
+        assert_eq!(encoded.split(',').count(), 4, "{encoded}");
+        assert_eq!(decode_ids(&encoded), ids);
+        // Lessons written before the escaping read as they did.
+        assert_eq!(
+            decode_ids("m-1,m-2"),
+            [MemoryId::from("m-1"), MemoryId::from("m-2")]
+        );
+    }
 
     #[test]
     fn directive_detector() {

@@ -15,8 +15,7 @@ use hindsight_core::{Error, ErrorKind, Namespace};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-/// Longest namespace name accepted.
-pub const MAX_NAMESPACE_CHARS: usize = 128;
+pub use hindsight_core::{MAX_NAMESPACE_CHARS, validate_namespace};
 
 /// Namespaces a caller may use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,23 +32,6 @@ pub struct Access {
     pub name: String,
     pub namespaces: NamespaceGrant,
     pub write: bool,
-}
-
-/// Validates a namespace name (non-empty, at most 128 characters, no control characters).
-pub fn validate_namespace(ns: &str) -> Result<(), Error> {
-    if ns.trim().is_empty() {
-        return Err(Error::invalid("namespace", "must not be empty"));
-    }
-    if ns.chars().count() > MAX_NAMESPACE_CHARS {
-        return Err(Error::invalid(
-            "namespace",
-            format!("longer than {MAX_NAMESPACE_CHARS} characters"),
-        ));
-    }
-    if ns.chars().any(char::is_control) {
-        return Err(Error::invalid("namespace", "contains control characters"));
-    }
-    Ok(())
 }
 
 impl Access {

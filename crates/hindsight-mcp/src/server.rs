@@ -229,7 +229,7 @@ impl HindsightMcp {
 
 fn parse_id(id: &str) -> Result<MemoryId, ErrorData> {
     let id = id.trim();
-    if id.is_empty() || id.len() > 200 || id.chars().any(char::is_control) {
+    if hindsight_core::validate_memory_id(id).is_err() {
         return Err(to_mcp(&invalid(
             "id",
             "must be a memory id as returned by memory_store or memory_search",
