@@ -14,6 +14,7 @@ use crate::error::DatasetError;
 use crate::format::{
     Dataset, DatasetMeta, LoadIssue, MemoryRecord, Qrels, QueryRecord, default_created_at,
 };
+use crate::load::read_lines;
 
 /// How to import a BEIR directory.
 #[derive(Clone, Debug)]
@@ -39,10 +40,6 @@ impl Default for BeirOptions {
 /// Imports a BEIR directory. Malformed lines become issues and are skipped.
 pub fn import_beir(dir: impl AsRef<Path>, options: &BeirOptions) -> Result<Dataset, DatasetError> {
     import(dir.as_ref(), options)
-}
-
-fn read(path: &Path) -> Result<String, DatasetError> {
-    std::fs::read_to_string(path).map_err(|e| DatasetError::io(path, e))
 }
 
 fn issue(file: &str, line: usize, message: impl Into<String>) -> LoadIssue {
@@ -71,7 +68,11 @@ fn import(dir: &Path, opt: &BeirOptions) -> Result<Dataset, DatasetError> {
 
     let mut memories = Vec::new();
     let mut doc_ids = BTreeSet::new();
-    for (i, line) in read(&dir.join("corpus.jsonl"))?.lines().enumerate() {
+    for (i, line) in read_lines(dir, "corpus.jsonl", true, &mut issues)?
+        .unwrap_or_default()
+        .lines()
+        .enumerate()
+    {
         if line.trim().is_empty() {
             continue;
         }
@@ -118,7 +119,11 @@ fn import(dir: &Path, opt: &BeirOptions) -> Result<Dataset, DatasetError> {
 
     let qrels_name = format!("qrels/{}.tsv", opt.split);
     let mut qrels = Qrels::new();
-    for (i, line) in read(&dir.join(&qrels_name))?.lines().enumerate() {
+    for (i, line) in read_lines(dir, &qrels_name, true, &mut issues)?
+        .unwrap_or_default()
+        .lines()
+        .enumerate()
+    {
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.is_empty() || (i == 0 && cols.first() == Some(&"query-id")) {
             continue;
@@ -155,7 +160,11 @@ fn import(dir: &Path, opt: &BeirOptions) -> Result<Dataset, DatasetError> {
 
     let mut queries = Vec::new();
     let mut dropped_unjudged = 0u64;
-    for (i, line) in read(&dir.join("queries.jsonl"))?.lines().enumerate() {
+    for (i, line) in read_lines(dir, "queries.jsonl", true, &mut issues)?
+        .unwrap_or_default()
+        .lines()
+        .enumerate()
+    {
         if line.trim().is_empty() {
             continue;
         }

@@ -30,11 +30,11 @@ pub fn load_dataset(dir: impl AsRef<Path>) -> Result<Dataset, DatasetError> {
 fn load_dir(dir: &Path) -> Result<Dataset, DatasetError> {
     let mut issues = Vec::new();
     let meta = load_meta(dir, &mut issues)?;
-    let memories_text = read_required(&dir.join(MEMORIES))?;
+    let memories_text = read_lines(dir, MEMORIES, true, &mut issues)?.unwrap_or_default();
     let memories = parse_memories(&memories_text, &mut issues);
-    let queries_text = read_optional(&dir.join(QUERIES))?.unwrap_or_default();
+    let queries_text = read_lines(dir, QUERIES, false, &mut issues)?.unwrap_or_default();
     let queries = parse_queries(&queries_text, &memories, &mut issues);
-    let qrels_text = read_optional(&dir.join(QRELS))?.unwrap_or_default();
+    let qrels_text = read_lines(dir, QRELS, false, &mut issues)?.unwrap_or_default();
     let qrels = parse_qrels(&qrels_text, &memories, &queries, &mut issues);
     Ok(Dataset {
         meta,
@@ -45,8 +45,40 @@ fn load_dir(dir: &Path) -> Result<Dataset, DatasetError> {
     })
 }
 
-fn read_required(path: &Path) -> Result<String, DatasetError> {
-    std::fs::read_to_string(path).map_err(|e| DatasetError::io(path, e))
+/// A line-oriented file of the dataset (`None` when an optional one does not exist). A line that
+/// is not UTF-8 is reported as an issue and read as an empty line, so the others keep their
+/// numbers and load.
+pub(crate) fn read_lines(
+    dir: &Path,
+    file: &str,
+    required: bool,
+    issues: &mut Vec<LoadIssue>,
+) -> Result<Option<String>, DatasetError> {
+    let path = dir.join(file);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(DatasetError::io(&path, e)),
+    };
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(Some(text)),
+        Err(e) => e.into_bytes(),
+    };
+    let mut text = String::with_capacity(bytes.len());
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        match std::str::from_utf8(line) {
+            Ok(l) => text.push_str(l),
+            Err(e) => issues.push(LoadIssue {
+                file: file.to_owned(),
+                line: i + 1,
+                message: format!("not UTF-8 ({e})"),
+            }),
+        }
+    }
+    Ok(Some(text))
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, DatasetError> {
@@ -171,9 +203,20 @@ fn optional_enum<T: FromStr<Err = hindsight_core::Error>>(
 fn optional_time(map: &Map<String, Value>, field: &str) -> Result<Option<DateTime<Utc>>, String> {
     match optional_string(map, field)? {
         None => Ok(None),
-        Some(s) => DateTime::parse_from_rfc3339(s.trim())
-            .map(|t| Some(t.with_timezone(&Utc)))
-            .map_err(|e| format!("field `{field}`: {s:?} is not an RFC 3339 timestamp ({e})")),
+        Some(s) => {
+            let t = DateTime::parse_from_rfc3339(s.trim())
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|e| {
+                    format!("field `{field}`: {s:?} is not an RFC 3339 timestamp ({e})")
+                })?;
+            // Stores keep times as i64 nanoseconds.
+            if t.timestamp_nanos_opt().is_none() {
+                return Err(format!(
+                    "field `{field}`: {s:?} is outside the storable range (1677-2262)"
+                ));
+            }
+            Ok(Some(t))
+        }
     }
 }
 
@@ -233,9 +276,10 @@ fn memory_from_object(map: &Map<String, Value>) -> Result<MemoryRecord, String> 
     let content = required_string(map, "content")?;
     let namespace =
         optional_string(map, "namespace")?.unwrap_or_else(|| Namespace::DEFAULT.to_owned());
-    if namespace.trim().is_empty() {
-        return Err("field `namespace` is empty".to_owned());
-    }
+    // The write pipeline's own rules, so `dataset check` passes only what an eval can store.
+    hindsight_core::validate_memory_id(&id).map_err(|e| format!("field `id`: {e}"))?;
+    hindsight_core::validate_namespace(&namespace)
+        .map_err(|e| format!("field `namespace`: {e}"))?;
     let importance = match map.get("importance") {
         None | Some(Value::Null) => DEFAULT_IMPORTANCE,
         Some(Value::Number(n)) => {

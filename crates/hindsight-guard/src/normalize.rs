@@ -96,11 +96,33 @@ fn half_width(c: char) -> char {
         '\u{24B6}'..='\u{24CF}' => char::from_u32(b'A' as u32 + (u - 0x24B6)).unwrap_or(c),
         '\u{24D0}'..='\u{24E9}' => char::from_u32(b'a' as u32 + (u - 0x24D0)).unwrap_or(c),
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        c if !c.is_ascii() && decimal_digit(c).is_some() => {
+            char::from_u32(b'0' as u32 + decimal_digit(c).unwrap_or(0)).unwrap_or(c)
+        }
         '\u{3000}' => ' ',
         '\u{FF61}' => '.',
         c if c.is_whitespace() => ' ',
         c => c,
     }
+}
+
+/// Zero of every contiguous run of decimal digits (Unicode `Nd`) in the Basic Multilingual Plane
+/// that a number could be written in: Arabic-Indic, Extended Arabic-Indic, N'Ko, the Indic
+/// scripts, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian, and more. (Full-width and
+/// mathematical digits are handled with the letters.)
+const DIGIT_ZEROS: &[u32] = &[
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
+];
+
+/// The value of a non-ASCII decimal digit, so "٤١١١" reads as the number 4111 it is.
+fn decimal_digit(c: char) -> Option<u32> {
+    let u = c as u32;
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&u))
+        .map(|zero| u - zero)
 }
 
 fn homoglyph(c: char) -> char {

@@ -645,6 +645,20 @@ mod tests {
             &text[spans[0].start..spans[0].end],
             "１３８１２３４５６７８"
         );
+        // Digits of other scripts are digits: a card or phone number in Arabic-Indic or
+        // Devanagari digits is found (and its checksum checked) as in ASCII ones.
+        for text in [
+            "card \u{664}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{661} exp",
+            "card \u{96a}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967}\u{967} exp",
+        ] {
+            let red = redact(text, &find_sensitive(text));
+            assert_eq!(red, "card [REDACTED:credit_card] exp", "{text}");
+        }
+        let text = "card \u{664}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{661} \u{661}\u{661}\u{661}\u{662} exp";
+        assert!(
+            find_sensitive(text).is_empty(),
+            "a failed Luhn check stays unflagged"
+        );
         let text = "key sk-abc\u{200B}defghijklmnop0123";
         let red = redact(text, &find_sensitive(text));
         assert_eq!(red, "key [REDACTED:api_key]");

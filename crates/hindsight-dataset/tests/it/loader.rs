@@ -218,3 +218,42 @@ fn write_then_load_round_trips_and_is_byte_stable() {
     assert_eq!(back.qrels, ds.qrels);
     assert_eq!(back.meta, ds.meta);
 }
+
+#[test]
+fn what_an_eval_could_not_store_is_a_load_issue_not_a_failed_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"{\"id\": \"ok-1\", \"content\": \"first\"}\n");
+    bytes.extend_from_slice(b"{\"id\": \"bytes\", \"content\": \"bad \xff\xfe\"}\n");
+    bytes.extend_from_slice(
+        b"{\"id\": \"far\", \"content\": \"x\", \"created_at\": \"9999-12-31T23:59:59Z\"}\n",
+    );
+    bytes.extend_from_slice(b"{\"id\": \"a\\nb\", \"content\": \"x\"}\n");
+    let long_ns = "n".repeat(300);
+    bytes.extend_from_slice(
+        format!("{{\"id\": \"ns\", \"namespace\": \"{long_ns}\", \"content\": \"x\"}}\n")
+            .as_bytes(),
+    );
+    bytes.extend_from_slice(b"{\"id\": \"ok-2\", \"content\": \"last\"}\n");
+    std::fs::write(dir.path().join("memories.jsonl"), bytes).expect("write");
+    let ds = load_dataset(dir.path()).expect("loads");
+    let ids: Vec<&str> = ds.memories.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["ok-1", "ok-2"]);
+    let issues: Vec<(usize, &str)> = ds
+        .issues
+        .iter()
+        .map(|i| (i.line, i.message.as_str()))
+        .collect();
+    assert_eq!(issues.len(), 4, "{issues:#?}");
+    let at = |line: usize| {
+        issues
+            .iter()
+            .find(|(l, _)| *l == line)
+            .map(|(_, m)| *m)
+            .unwrap_or_default()
+    };
+    assert!(at(2).contains("not UTF-8"), "{issues:#?}");
+    assert!(at(3).contains("storable range"), "{issues:#?}");
+    assert!(at(4).contains("`id`"), "{issues:#?}");
+    assert!(at(5).contains("`namespace`"), "{issues:#?}");
+}
