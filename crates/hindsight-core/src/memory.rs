@@ -333,6 +333,18 @@ pub fn validate_memory_id(id: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Nothing a reader would see: whitespace and the invisible format characters (zero-width
+/// space, joiners and marks, word joiner, byte-order mark, soft hyphen) only.
+fn is_blank(s: &str) -> bool {
+    s.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+            )
+    })
+}
+
 fn validate_label(field: &str, s: &str, max: usize) -> Result<(), Error> {
     if s.trim().is_empty() {
         return Err(Error::invalid(field, "must not be empty"));
@@ -386,8 +398,11 @@ impl NewMemory {
 
     /// Validates the fields a caller controls. Errors name the offending field.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.content.trim().is_empty() {
-            return Err(Error::invalid("content", "must not be empty"));
+        if is_blank(&self.content) {
+            return Err(Error::invalid(
+                "content",
+                "must not be empty (or only whitespace and invisible characters)",
+            ));
         }
         if let Some(i) = self.importance
             && (!(0.0..=1.0).contains(&i) || i.is_nan())
@@ -445,9 +460,12 @@ impl MemoryPatch {
 
     pub fn validate(&self) -> Result<(), Error> {
         if let Some(c) = &self.content
-            && c.trim().is_empty()
+            && is_blank(c)
         {
-            return Err(Error::invalid("content", "must not be empty"));
+            return Err(Error::invalid(
+                "content",
+                "must not be empty (or only whitespace and invisible characters)",
+            ));
         }
         if let Some(i) = self.importance
             && (!(0.0..=1.0).contains(&i) || i.is_nan())
@@ -517,6 +535,15 @@ mod tests {
         let err = with(&|m| m.task_id = Some("t".repeat(MAX_TASK_ID_CHARS + 1))).unwrap_err();
         assert!(err.contains("task_id"), "{err}");
         assert!(with(&|m| m.task_id = Some("TASK-1".into())).is_ok());
+        let err =
+            with(&|m| m.content = "\u{200B}\u{200C}\u{200D}\u{FEFF} \u{2060}".into()).unwrap_err();
+        assert!(err.contains("content"), "{err}");
+        assert!(with(&|m| m.content = "\u{200B}x".into()).is_ok());
+        let patch = MemoryPatch {
+            content: Some("\u{00AD}\u{200B}".into()),
+            ..MemoryPatch::default()
+        };
+        assert!(patch.validate().is_err());
     }
 
     #[test]

@@ -11,6 +11,10 @@ use crate::{
     default_home, model_dir,
 };
 
+/// Largest dimension of the test-only hash embedder: a vector of it per text is 256 KiB, and
+/// a larger one is a typo, not a test.
+pub const MAX_HASH_DIM: usize = 65_536;
+
 /// Which embedder to build.
 ///
 /// String forms (see [`FromStr`]):
@@ -54,10 +58,10 @@ impl FromStr for EmbedderSpec {
             ("minilm", Some(_)) => Err(EmbedError::spec(spec, "empty directory after `minilm:`")),
             ("hash", None) => Ok(EmbedderSpec::Hash { dim: 384 }),
             ("hash", Some(d)) => match d.parse::<usize>() {
-                Ok(dim) if dim > 0 => Ok(EmbedderSpec::Hash { dim }),
+                Ok(dim) if (1..=MAX_HASH_DIM).contains(&dim) => Ok(EmbedderSpec::Hash { dim }),
                 _ => Err(EmbedError::spec(
                     spec,
-                    format!("`{d}` is not a positive dimension"),
+                    format!("`{d}` is not a positive dimension of at most {MAX_HASH_DIM}"),
                 )),
             },
             _ => Err(EmbedError::spec(
@@ -220,6 +224,9 @@ mod tests {
         assert_eq!(parse("hash"), EmbedderSpec::Hash { dim: 384 });
         assert_eq!(parse("hash:64"), EmbedderSpec::Hash { dim: 64 });
         assert!(parse_err("hash:0").contains("positive dimension"));
+        assert_eq!(parse("hash:65536"), EmbedderSpec::Hash { dim: 65_536 });
+        assert!(parse_err("hash:65537").contains("at most 65536"));
+        assert!(parse_err("hash:99999999999").contains("at most"));
         assert!(parse_err("hash:x").contains("`x`"));
         assert!(parse_err("minilm:").contains("empty directory"));
         assert!(parse_err("bert").contains("expected `minilm`"));

@@ -117,6 +117,9 @@ impl SetupDef {
             }
         }
         r.fusion = self.fusion.unwrap_or_default();
+        r.fusion
+            .validate()
+            .map_err(|e| HarnessError::Setup(format!("setup {:?}: fusion: {e}", self.name)))?;
         r.factors = self.factors.to_factors();
         Ok(Setup {
             name: self.name.clone(),
@@ -331,6 +334,36 @@ mod tests {
         );
         assert!(parse_setups("[[setup]]\nname='x'\npaths=['vector']\nbogus=1").is_err());
         assert!(parse_setups("").is_err());
+        // Fusion parameters whose fused scores would be infinite, NaN or all zero.
+        for (fusion, want) in [
+            (
+                "{ method = 'rrf', k = -1.0, weights = { vector = 1.0, keyword = 1.0, structured = 1.0 } }",
+                "rrf k",
+            ),
+            (
+                "{ method = 'rrf', k = nan, weights = { vector = 1.0, keyword = 1.0, structured = 1.0 } }",
+                "rrf k",
+            ),
+            (
+                "{ method = 'weighted-sum', weights = { vector = -0.5, keyword = 1.0, structured = 0.0 }, normalization = 'min-max' }",
+                "finite and >= 0",
+            ),
+            (
+                "{ method = 'weighted-sum', weights = { vector = inf, keyword = 1.0, structured = 0.0 }, normalization = 'min-max' }",
+                "finite and >= 0",
+            ),
+            (
+                "{ method = 'weighted-sum', weights = { vector = 0.0, keyword = 0.0, structured = 0.0 }, normalization = 'min-max' }",
+                "all zero",
+            ),
+        ] {
+            let text = format!("[[setup]]\nname='bad'\npaths=['vector']\nfusion = {fusion}");
+            let err = parse_setups(&text).unwrap_err().to_string();
+            assert!(
+                err.contains("\"bad\"") && err.contains(want),
+                "{fusion}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub enum KeywordError {
     },
     #[error("keyword index: writer lock poisoned")]
     Poisoned,
+    /// Another process holds the index's writer lock.
+    #[error(
+        "the keyword index is in use by another process (a hindsight command or server on the same \
+         data directory): stop it, or wait for it to finish"
+    )]
+    InUse,
 }
 
 impl From<KeywordError> for hindsight_core::Error {
@@ -169,7 +175,15 @@ impl KeywordIndex {
         index
             .tokenizers()
             .register(TOKENIZER_NAME, TextAnalyzer::from(MixedTokenizer));
-        let writer = index.writer_with_num_threads(1, WRITER_BUDGET_BYTES)?;
+        let writer = index
+            .writer_with_num_threads(1, WRITER_BUDGET_BYTES)
+            .map_err(|e| match e {
+                tantivy::TantivyError::LockFailure(
+                    tantivy::directory::error::LockError::LockBusy,
+                    _,
+                ) => KeywordError::InUse,
+                e => e.into(),
+            })?;
         writer.set_merge_policy(Box::new(merge_policy()));
         let reader = index
             .reader_builder()
@@ -625,6 +639,20 @@ mod tests {
             keys(&idx.search("a", "queued", 10, &all).unwrap()),
             vec![1, 2]
         );
+    }
+
+    #[test]
+    fn a_second_opener_is_told_the_index_is_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = KeywordIndex::open_or_create(dir.path()).unwrap();
+        let err = KeywordIndex::open_or_create(dir.path()).unwrap_err();
+        assert!(matches!(err, KeywordError::InUse), "{err}");
+        assert!(
+            err.to_string().contains("in use by another process"),
+            "{err}"
+        );
+        drop(first);
+        KeywordIndex::open_or_create(dir.path()).unwrap();
     }
 
     #[test]

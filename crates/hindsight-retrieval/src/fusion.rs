@@ -102,6 +102,34 @@ impl Default for FusionMethod {
 }
 
 impl FusionMethod {
+    /// Checks the parameters a fused score is meaningful for: path weights finite, >= 0 and not
+    /// all zero; RRF's `k` finite and >= 0 (at `k <= -1` a rank-1 hit divides by zero or less).
+    pub fn validate(&self) -> Result<(), String> {
+        let weights = |w: &PathWeights| {
+            let all = [w.vector, w.keyword, w.structured];
+            if all.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                return Err(format!(
+                    "path weights must be finite and >= 0, got vector {} keyword {} structured {}",
+                    w.vector, w.keyword, w.structured
+                ));
+            }
+            if all.iter().all(|x| *x == 0.0) {
+                return Err("path weights are all zero".to_owned());
+            }
+            Ok(())
+        };
+        match self {
+            FusionMethod::WeightedSum { weights: w, .. } => weights(w),
+            FusionMethod::Rrf { k, weights: w } => {
+                if !(k.is_finite() && *k >= 0.0) {
+                    return Err(format!("rrf k must be finite and >= 0, got {k}"));
+                }
+                weights(w)
+            }
+            FusionMethod::CombMnz { .. } => Ok(()),
+        }
+    }
+
     pub fn rrf() -> Self {
         FusionMethod::Rrf {
             k: 60.0,
