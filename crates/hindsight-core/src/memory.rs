@@ -166,6 +166,19 @@ impl Default for MemoryKind {
     }
 }
 
+impl Source {
+    /// `self`, or `cap` when `self` claims more trust than `cap` (user > agent > external): what
+    /// a caller allowed at most `cap` may write.
+    pub fn at_most(self, cap: Source) -> Source {
+        let rank = |s: Source| match s {
+            Source::User => 2,
+            Source::Agent => 1,
+            Source::External => 0,
+        };
+        if rank(self) > rank(cap) { cap } else { self }
+    }
+}
+
 #[allow(clippy::derivable_impls)] // the enum is macro-generated
 impl Default for Source {
     fn default() -> Self {
@@ -507,6 +520,22 @@ impl MemoryPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_is_capped_by_trust() {
+        use Source::*;
+        for (claim, cap, want) in [
+            (User, User, User),
+            (User, Agent, Agent),
+            (User, External, External),
+            (Agent, User, Agent),
+            (Agent, External, External),
+            (External, User, External),
+            (External, Agent, External),
+        ] {
+            assert_eq!(claim.at_most(cap), want, "{claim} at most {cap}");
+        }
+    }
 
     #[test]
     fn ids_namespaces_and_task_ids_every_interface_can_name_again() {

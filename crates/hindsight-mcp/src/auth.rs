@@ -7,11 +7,16 @@
 //! token = "secret-a"        # or token_sha256 = "<hex sha256 of the token>"
 //! namespaces = ["a"]        # "*" = every namespace; the first is the default
 //! write = true              # default false: read-only
+//! max_source = "agent"      # most trusted `source` its writes may claim (default "user")
 //! ```
+//!
+//! `max_source` caps what a client's `memory_store` calls may claim: a token capped at `agent`
+//! that sends `source: "user"` stores the memory as `agent`, so a client cannot make its text
+//! rank as the user's word, nor lower the guard's sensitivity, by saying so.
 
 use std::path::Path;
 
-use hindsight_core::{Error, ErrorKind, Namespace};
+use hindsight_core::{Error, ErrorKind, Namespace, Source};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -32,6 +37,8 @@ pub struct Access {
     pub name: String,
     pub namespaces: NamespaceGrant,
     pub write: bool,
+    /// The most trusted source its writes may claim (see the module docs).
+    pub max_source: Source,
 }
 
 impl Access {
@@ -41,6 +48,7 @@ impl Access {
             name: "anonymous".into(),
             namespaces: NamespaceGrant::All,
             write: true,
+            max_source: Source::User,
         }
     }
 
@@ -50,6 +58,7 @@ impl Access {
             name: "unauthenticated".into(),
             namespaces: NamespaceGrant::Only(Vec::new()),
             write: false,
+            max_source: Source::External,
         }
     }
 
@@ -75,6 +84,7 @@ impl Access {
             name: "stdio".into(),
             namespaces,
             write: true,
+            max_source: Source::User,
         })
     }
 
@@ -141,6 +151,7 @@ struct TokenEntry {
     namespaces: Vec<String>,
     #[serde(default)]
     write: bool,
+    max_source: Option<String>,
 }
 
 /// Bearer tokens and their grants. Tokens are kept only as sha256 digests.
@@ -193,6 +204,11 @@ impl AuthConfig {
             let mut access = Access::namespaces(t.namespaces)
                 .map_err(|e| Error::invalid(&format!("{entry}.namespaces"), e.message))?;
             access.write = t.write;
+            if let Some(m) = &t.max_source {
+                access.max_source = m.parse().map_err(|e: Error| {
+                    Error::invalid(&format!("{entry}.max_source"), e.message)
+                })?;
+            }
             access.name = format!("token {:?}", t.name.unwrap_or_else(|| entry.clone()));
             if tokens.iter().any(|(d, _)| *d == digest) {
                 return Err(Error::invalid(&entry, "duplicate token"));
@@ -278,6 +294,33 @@ namespaces = ["a", "b"]
     }
 
     #[test]
+    fn the_shipped_example_config_parses() {
+        let cfg = AuthConfig::parse(include_str!("../../../config/tokens.example.toml"))
+            .expect("config/tokens.example.toml is valid");
+        let agent = cfg
+            .authenticate("replace-with-a-long-random-token")
+            .expect("known");
+        assert_eq!(agent.max_source, Source::Agent);
+    }
+
+    #[test]
+    fn max_source_defaults_to_user_and_is_read_per_token() {
+        let cfg = AuthConfig::parse(
+            "[[token]]\ntoken = \"a\"\nnamespaces = [\"x\"]\n\
+             [[token]]\ntoken = \"b\"\nnamespaces = [\"x\"]\nmax_source = \"External\"\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            cfg.authenticate("a").expect("known").max_source,
+            Source::User
+        );
+        assert_eq!(
+            cfg.authenticate("b").expect("known").max_source,
+            Source::External
+        );
+    }
+
+    #[test]
     fn bad_configs_name_the_entry() {
         let check = |text: &str, want: &str| {
             let e = AuthConfig::parse(text).expect_err("invalid");
@@ -296,6 +339,10 @@ namespaces = ["a", "b"]
         check(
             "[[token]]\ntoken = \"t\"\nnamespaces = [\"a\"]\nwrites = true\n",
             "writes",
+        );
+        check(
+            "[[token]]\ntoken = \"t\"\nnamespaces = [\"a\"]\nmax_source = \"admin\"\n",
+            "token[0].max_source",
         );
         check(
             "[[token]]\ntoken = \"t\"\nnamespaces = [\"a\"]\n[[token]]\ntoken = \"t\"\nnamespaces = [\"b\"]\n",

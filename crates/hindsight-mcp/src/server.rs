@@ -252,6 +252,12 @@ impl HindsightMcp {
     ) -> Result<Json<StoreResult>, ErrorData> {
         let _g = self.state.enter();
         let ns = self.namespace(&ext, args.namespace.as_deref(), true)?;
+        let claimed: Source = args.source.map_or(Source::Agent, Into::into);
+        let access = self.access(&ext);
+        let source = claimed.at_most(access.max_source);
+        if source != claimed {
+            warn!(caller = %access.name, %claimed, stored_as = %source, "source claim above the caller's max_source");
+        }
         let new = NewMemory {
             namespace: ns.clone(),
             kind: args.kind.map_or(MemoryKind::Semantic, Into::into),
@@ -260,7 +266,7 @@ impl HindsightMcp {
             context: args.context,
             entities: args.entities,
             importance: args.importance,
-            source: args.source.map_or(Source::Agent, Into::into),
+            source,
             ..NewMemory::default()
         };
         let kind = new.kind;
@@ -268,7 +274,7 @@ impl HindsightMcp {
         self.state.profile.record_store(&timings);
         info!(tool = "memory_store", namespace = %ns, id = %out.id, %kind, deduplicated = out.deduplicated,
               superseded = out.superseded.len(), status = %out.status, "stored memory");
-        Ok(Json(StoreResult::from_outcome(out, ns.as_str())))
+        Ok(Json(StoreResult::from_outcome(out, ns.as_str(), source)))
     }
 
     /// memory_search

@@ -146,10 +146,13 @@ pub struct StoreResult {
     pub status: StatusW,
     /// The write guard's verdict (allow, redact, quarantine).
     pub guard: String,
+    /// The source this write carried: the one claimed, or lower when the caller's token may claim
+    /// at most that (`max_source`).
+    pub source: SourceW,
 }
 
 impl StoreResult {
-    pub fn from_outcome(o: StoreOutcome, namespace: &str) -> Self {
+    pub fn from_outcome(o: StoreOutcome, namespace: &str, source: Source) -> Self {
         StoreResult {
             id: o.id.0,
             namespace: namespace.to_owned(),
@@ -158,6 +161,7 @@ impl StoreResult {
             related: o.related.into_iter().map(|i| i.0).collect(),
             status: o.status.into(),
             guard: o.guard,
+            source: source.into(),
         }
     }
 }

@@ -24,6 +24,13 @@ write = true
 name = "reader"
 token = "tok-r"
 namespaces = ["a", "b"]
+
+[[token]]
+name = "capped"
+token = "tok-c"
+namespaces = ["c"]
+write = true
+max_source = "agent"
 "#;
 
 struct Harness {
@@ -557,6 +564,50 @@ async fn every_text_field_has_a_size_limit() {
         )
         .await;
     assert_eq!(ep["truncated"], false, "{ep}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_cannot_claim_more_trust_than_its_max_source() {
+    let h = start().await;
+    let stored_source = |id: String| {
+        let store = h.store.clone();
+        async move {
+            store
+                .get(
+                    &hindsight_core::Namespace::new("c"),
+                    &hindsight_core::MemoryId::from(id.as_str()),
+                )
+                .await
+                .expect("get")
+                .expect("stored")
+                .source
+        }
+    };
+    for (claim, want) in [
+        ("user", "agent"),
+        ("agent", "agent"),
+        ("external", "external"),
+    ] {
+        let r = h
+            .ok(
+                "tok-c",
+                "memory_store",
+                json!({"content": format!("The {claim} says the staging cluster is k8s-stg-{claim}."), "source": claim}),
+            )
+            .await;
+        assert_eq!(r["source"], want, "{claim}: {r}");
+        let id = r["id"].as_str().expect("id").to_owned();
+        assert_eq!(stored_source(id).await.as_str(), want, "{claim}");
+    }
+    // An uncapped token keeps its claim.
+    let r = h
+        .ok(
+            "tok-a",
+            "memory_store",
+            json!({"content": "I prefer tea to coffee.", "source": "user"}),
+        )
+        .await;
+    assert_eq!(r["source"], "user", "{r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
