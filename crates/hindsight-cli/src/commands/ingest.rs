@@ -52,7 +52,19 @@ fn parse_line(line: &str, default_ns: Option<&str>) -> Result<NewMemory, String>
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
     let has_ns = v.get("namespace").is_some();
-    let mut m: NewMemory = serde_json::from_value(v).map_err(|e| format!("invalid memory: {e}"))?;
+    // The path names the field a type error is in (`created_at`, `entities.person`).
+    let mut m: NewMemory = serde_path_to_error::deserialize(v).map_err(|e| {
+        let field = e.path().to_string();
+        let hint = if field == "created_at" {
+            " (expected an RFC 3339 time such as 2024-05-01T09:30:00Z)"
+        } else {
+            ""
+        };
+        match field.as_str() {
+            "." => format!("invalid memory: {}", e.inner()),
+            _ => format!("invalid memory: field `{field}`: {}{hint}", e.inner()),
+        }
+    })?;
     if !has_ns {
         m.namespace = Namespace::new(default_ns.unwrap_or(Namespace::DEFAULT).to_owned());
     }
