@@ -13,8 +13,12 @@ use hindsight_engine::{Engine, SearchRequest};
 use hindsight_reflect::{Method, Recalled, Reflector, TaskTrace};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, Json, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CustomRequest, CustomResult, ErrorCode, Extensions, Implementation, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
@@ -691,4 +695,59 @@ impl ServerHandler for HindsightMcp {
                 "hindsight is your long-term memory. Before a task, memory_search for relevant facts and past failures (failure=true hits: do not repeat them). Store durable facts with memory_store; when a task ends call reflect_and_store; keep per-session scratch state with working_memory_*. Give memory_feedback on hits you used.",
             )
     }
+
+    /// rmcp hands over every request whose method it does not know, and also a known method
+    /// whose params do not parse (`tools/call` with `arguments: [1, 2]`); its default answers
+    /// both with -32601 and the bare method name. A known method here means bad params: -32602.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method;
+        if method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                "invalid params for `tools/call`: expected {\"name\": string, \"arguments\": object}",
+                None,
+            ));
+        }
+        if MCP_CLIENT_METHODS.contains(&method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "invalid params for `{method}`: not the shape the MCP specification gives it"
+                ),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: `{method}`"),
+            None,
+        ))
+    }
 }
+
+/// The request methods a client may send (MCP specification, as rmcp 3.11 models them).
+const MCP_CLIENT_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "tools/list",
+    "tools/call",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];

@@ -682,6 +682,44 @@ async fn a_body_that_is_not_json_rpc_gets_a_parse_error() {
     assert_eq!(status, 200);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_params_are_invalid_params_and_unknown_methods_are_named() {
+    let h = start().await;
+    for params in [
+        json!({"name": "memory_search", "arguments": [1, 2]}),
+        json!({"name": "memory_search", "arguments": "x"}),
+        json!({"name": null}),
+    ] {
+        let (status, v) = h
+            .rpc(
+                Some("tok-a"),
+                json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": params}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["id"], 11, "{v}");
+        assert_eq!(v["error"]["code"], -32602, "{params}: {v}");
+        let msg = v["error"]["message"].as_str().expect("message");
+        assert!(
+            msg.contains("tools/call") && msg.contains("arguments"),
+            "{msg}"
+        );
+    }
+    let (_, v) = h
+        .rpc(
+            Some("tok-a"),
+            json!({"jsonrpc": "2.0", "id": 12, "method": "memories/frobnicate", "params": {}}),
+        )
+        .await;
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("method not found: `memories/frobnicate`")),
+        "{v}"
+    );
+}
+
 /// The hash embedder, except that a text containing `GATED` blocks until the test opens the gate:
 /// a write the test knows is in flight.
 #[derive(Debug)]
