@@ -201,7 +201,6 @@ impl std::str::FromStr for QueryPrecision {
     }
 }
 
-/// Entry point of the binary.
 /// The error and its causes, joined by ": " as `{:#}` does, without a cause whose text the
 /// message before it already ends with (the libraries' errors print their source in their own
 /// message and also return it from `source()`, which `{:#}` would print twice).
@@ -220,6 +219,7 @@ fn render_error(e: &anyhow::Error) -> String {
     out
 }
 
+/// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);

@@ -80,6 +80,9 @@ fn is_zero_width(c: char) -> bool {
 /// letters and digits of Unicode's Mathematical Alphanumeric Symbols ("𝐈𝐠𝐧𝐨𝐫𝐞", "𝟙𝟚𝟛") and
 /// circled letters ("Ⓘⓖⓝ") → ASCII.
 fn half_width(c: char) -> char {
+    if let Some(d) = decimal_digit(c) {
+        return char::from_u32(b'0' as u32 + d).unwrap_or(c);
+    }
     let u = c as u32;
     let letter = |off: u32| {
         let off = off % 52;
@@ -96,9 +99,6 @@ fn half_width(c: char) -> char {
         '\u{24B6}'..='\u{24CF}' => char::from_u32(b'A' as u32 + (u - 0x24B6)).unwrap_or(c),
         '\u{24D0}'..='\u{24E9}' => char::from_u32(b'a' as u32 + (u - 0x24D0)).unwrap_or(c),
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-        c if !c.is_ascii() && decimal_digit(c).is_some() => {
-            char::from_u32(b'0' as u32 + decimal_digit(c).unwrap_or(0)).unwrap_or(c)
-        }
         '\u{3000}' => ' ',
         '\u{FF61}' => '.',
         c if c.is_whitespace() => ' ',
@@ -119,6 +119,10 @@ const DIGIT_ZEROS: &[u32] = &[
 /// The value of a non-ASCII decimal digit, so "٤١١١" reads as the number 4111 it is.
 fn decimal_digit(c: char) -> Option<u32> {
     let u = c as u32;
+    // Most text (ASCII, CJK) lies outside the table's span: one comparison, no scan.
+    if !(0x0660..0xABFA).contains(&u) {
+        return None;
+    }
     DIGIT_ZEROS
         .iter()
         .find(|&&zero| (zero..zero + 10).contains(&u))
