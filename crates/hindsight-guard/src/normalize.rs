@@ -119,8 +119,9 @@ const DIGIT_ZEROS: &[u32] = &[
 /// The value of a non-ASCII decimal digit, so "٤١١١" reads as the number 4111 it is.
 fn decimal_digit(c: char) -> Option<u32> {
     let u = c as u32;
-    // Most text (ASCII, CJK) lies outside the table's span: one comparison, no scan.
-    if !(0x0660..0xABFA).contains(&u) {
+    // Most text (ASCII, Latin, CJK at U+4E00..U+9FFF) lies outside the table's two spans: two
+    // comparisons, no scan.
+    if !((0x0660..0x1C5A).contains(&u) || (0xA620..0xABFA).contains(&u)) {
         return None;
     }
     DIGIT_ZEROS
