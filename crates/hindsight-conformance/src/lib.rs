@@ -92,6 +92,7 @@ macro_rules! store_conformance_tests {
             namespaces_stats_and_flush,
             unpublished_inserts_are_found_after_publish,
             set_status_transitions_and_visibility,
+            insert_superseding_is_all_or_nothing,
             record_access_counts_and_timestamps,
             record_access_is_atomic_under_concurrency,
             add_usefulness_accumulates,

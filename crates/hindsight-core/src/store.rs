@@ -85,6 +85,39 @@ pub trait Store: Send + Sync + fmt::Debug {
         self.insert(memory, vector).await
     }
 
+    /// [`Store::insert_unpublished`] of `memory` together with retiring each of `superseded`
+    /// (status `Superseded`, `reason`, `superseded_by` = the new id): a newer memory and the
+    /// older ones it contradicts change together. When one of `superseded` does not exist the
+    /// call fails with `NotFound` and writes nothing.
+    ///
+    /// The default checks that every old memory exists, then inserts and retires them one call
+    /// at a time: all or nothing against a missing id, but not against the backend failing
+    /// midway. Backends with transactions do it in one.
+    async fn insert_superseding_unpublished(
+        &self,
+        memory: &Memory,
+        vector: &[f32],
+        superseded: &[MemoryId],
+        reason: &str,
+    ) -> Result<()> {
+        let ns = &memory.namespace;
+        let found = self.get_many(ns, superseded).await?;
+        if let Some(missing) = superseded
+            .iter()
+            .find(|id| !found.iter().any(|m| &m.id == *id))
+        {
+            return Err(crate::Error::not_found(format!(
+                "memory {missing} in namespace {ns}"
+            )));
+        }
+        self.insert_unpublished(memory, vector).await?;
+        for old in superseded {
+            self.set_status(ns, old, Status::Superseded, Some(reason), Some(&memory.id))
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Makes every write acknowledged before this call visible to every retrieval path. A no-op
     /// for stores whose writes are visible on return (the default).
     async fn publish(&self) -> Result<()> {

@@ -1061,25 +1061,22 @@ impl Engine {
         let id = new.id.clone().unwrap_or_else(new_id);
         let memory = self.materialize(&new, id.clone(), content, status, reason, now);
         let written = async {
-            self.store.insert_unpublished(&memory, &vector).await?;
+            // The new memory and the ones it contradicts change together: never two active
+            // versions, never a stored memory whose id the caller does not get.
+            self.store
+                .insert_superseding_unpublished(
+                    &memory,
+                    &vector,
+                    &superseded,
+                    "contradicted by a newer memory",
+                )
+                .await?;
             // The publish runs as its own task from here on: a caller that gives up (a timeout,
             // a dropped connection) still leaves the write visible to every path. It may start
             // committing before the lock is released; writes that queue meanwhile share the
             // next commit.
             let store = Arc::clone(&self.store);
-            let publishing = tokio::spawn(async move { store.publish().await });
-            for old in &superseded {
-                self.store
-                    .set_status(
-                        &new.namespace,
-                        old,
-                        Status::Superseded,
-                        Some("contradicted by a newer memory"),
-                        Some(&id),
-                    )
-                    .await?;
-            }
-            Ok::<_, Error>(publishing)
+            Ok::<_, Error>(tokio::spawn(async move { store.publish().await }))
         }
         .await;
         timings.insert = lap(&mut clock);

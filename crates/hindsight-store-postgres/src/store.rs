@@ -441,6 +441,43 @@ impl Store for PostgresStore {
         tx.commit().await.map_err(db_err)
     }
 
+    /// One transaction: the new row and the retired ones commit together or not at all.
+    async fn insert_superseding_unpublished(
+        &self,
+        memory: &Memory,
+        vector: &[f32],
+        superseded: &[MemoryId],
+        reason: &str,
+    ) -> Result<()> {
+        validate_memory(memory)?;
+        check_dim(&self.space, vector, "vector")?;
+        let ns = &memory.namespace;
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        self.insert_one(
+            &mut tx,
+            &[(memory.clone(), vector.to_vec())],
+            self.exact_duplicates == ExactDuplicates::Reject,
+        )
+        .await?;
+        for old in superseded {
+            // An error returns before the commit: dropping `tx` rolls the insert back too.
+            sqlx::query(
+                "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
+                 WHERE namespace = $4 AND id = $5 RETURNING id",
+            )
+            .bind(Status::Superseded.as_str())
+            .bind(reason)
+            .bind(memory.id.as_str())
+            .bind(ns.as_str())
+            .bind(old.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
+        }
+        tx.commit().await.map_err(db_err)
+    }
+
     async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
         if items.is_empty() {
             return Ok(());

@@ -74,6 +74,81 @@ fn statuses(s: &[Status]) -> Filter {
     }
 }
 
+/// `insert_superseding_unpublished` stores the new memory and retires the old ones (status,
+/// reason, successor) together; with an old id that does not exist it fails with `NotFound` and
+/// writes nothing: the new memory is absent and the old ones stay active.
+pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let ns = ns("ns-a");
+    let olds = [tariff("old-1", 1), tariff("old-2", 2)];
+    insert_all(s, &olds).await;
+    let old_ids = id_list(&["old-1", "old-2"]);
+
+    let (failed, v) = tariff("new-bad", 3);
+    let missing = [old_ids[0].clone(), mid("no-such-memory")];
+    expect_err(
+        s,
+        "insert_superseding_unpublished with a missing old id",
+        ErrorKind::NotFound,
+        s.insert_superseding_unpublished(&failed, &v, &missing, "contradicted")
+            .await,
+    );
+    s.publish().await.ok();
+    assert_eq!(
+        ok(s, "get", s.get(&ns, &failed.id).await),
+        None,
+        "{}: a failed insert_superseding left the new memory behind",
+        s.backend_name()
+    );
+    for id in &old_ids {
+        let m = ok(s, "get", s.get(&ns, id).await).expect("old memory");
+        assert_eq!(
+            (m.status, m.superseded_by),
+            (Status::Active, None),
+            "{}: a failed insert_superseding retired {id}",
+            s.backend_name()
+        );
+    }
+
+    let (new, v) = tariff("new-1", 4);
+    ok(
+        s,
+        "insert_superseding_unpublished",
+        s.insert_superseding_unpublished(&new, &v, &old_ids, "contradicted by a newer memory")
+            .await,
+    );
+    s.publish().await.ok();
+    let got = ok(s, "get", s.get(&ns, &new.id).await).expect("new memory stored");
+    assert_eq!(got.status, Status::Active);
+    for id in &old_ids {
+        let m = ok(s, "get", s.get(&ns, id).await).expect("old memory");
+        assert_eq!(
+            (
+                m.status,
+                m.superseded_by.as_ref(),
+                m.status_reason.as_deref()
+            ),
+            (
+                Status::Superseded,
+                Some(&new.id),
+                Some("contradicted by a newer memory")
+            ),
+            "{}: {id}",
+            s.backend_name()
+        );
+    }
+    // The paths see the result: only the new memory is active.
+    assert_visible(
+        s,
+        &ns,
+        &Filter::default(),
+        &["new-1"],
+        "after insert_superseding",
+    )
+    .await;
+}
+
 /// `set_status` records the status, its reason and (for `Superseded`) the successor, changes
 /// nothing else, hides non-active memories from all three paths by default and shows them when
 /// the filter's statuses include them. Missing ids / other namespaces are `NotFound`.

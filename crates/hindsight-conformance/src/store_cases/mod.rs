@@ -17,9 +17,9 @@ pub use crud::{
 };
 pub use isolation::namespace_isolation_holds_for_random_stores;
 pub use lifecycle::{
-    add_usefulness_accumulates, purge_forgotten_deletes_only_forgotten,
-    record_access_counts_and_timestamps, record_access_is_atomic_under_concurrency,
-    set_status_transitions_and_visibility,
+    add_usefulness_accumulates, insert_superseding_is_all_or_nothing,
+    purge_forgotten_deletes_only_forgotten, record_access_counts_and_timestamps,
+    record_access_is_atomic_under_concurrency, set_status_transitions_and_visibility,
 };
 pub use search::{
     filters_agree_with_reference_semantics, keyword_search_words_cjk_identifiers,
