@@ -429,19 +429,13 @@ impl Store for PostgresStore {
     }
 
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        self.insert_one(
-            &mut tx,
-            &[(memory.clone(), vector.to_vec())],
-            self.exact_duplicates == ExactDuplicates::Reject,
-        )
-        .await?;
-        tx.commit().await.map_err(db_err)
+        self.insert_superseding_unpublished(memory, vector, &[], "")
+            .await
     }
 
-    /// One transaction: the new row and the retired ones commit together or not at all.
+    /// One transaction: the new row and the retired ones commit together or not at all (`insert`
+    /// is this with nothing to retire; writes are visible on return, so there is nothing to
+    /// publish).
     async fn insert_superseding_unpublished(
         &self,
         memory: &Memory,

@@ -671,19 +671,55 @@ impl SqliteStore {
     }
 
     /// Writes one memory to SQLite, the in-memory state and the keyword writer (not yet
-    /// committed there); returns the generation to publish through.
-    async fn insert_staged(&self, memory: &Memory, vector: &[f32]) -> Result<u64> {
+    /// committed there), retiring `superseded` (status `Superseded` by it, with `reason`) in the
+    /// same transaction; returns the generation to publish through.
+    async fn insert_staged(
+        &self,
+        memory: &Memory,
+        vector: &[f32],
+        superseded: &[MemoryId],
+        reason: &str,
+    ) -> Result<u64> {
         validate_memory(memory)?;
         check_dim(&self.space, vector, "vector")?;
+        let ns = &memory.namespace;
         let _w = self.write_lock.lock().await;
+        let pending = self
+            .cache
+            .write(ns.as_str(), superseded.iter().map(MemoryId::as_str));
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let key = insert_row(&mut tx, memory, vector).await?;
+        let sql = format!(
+            "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
+             RETURNING {MEMORY_COLUMNS}"
+        );
+        let mut retired = Vec::with_capacity(superseded.len());
+        for old in superseded {
+            // An error returns before the commit: dropping `tx` rolls the insert back too.
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(Status::Superseded.as_str())
+                .bind(reason)
+                .bind(memory.id.as_str())
+                .bind(ns.as_str())
+                .bind(old.as_str())
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
+            retired.push((row_key(&row)?, memory_from_row(&row)?.status));
+        }
         let generation = bump_generation(&mut tx).await?;
         tx.commit().await.map_err(db_err)?;
-        self.write_state()?
-            .upsert(key, RowMeta::of(memory), Some(vector));
+        pending.drop_rows();
+        {
+            let mut state = self.write_state()?;
+            state.upsert(key, RowMeta::of(memory), Some(vector));
+            for (k, status) in retired {
+                state.set_status(k, status);
+            }
+        }
         self.keyword()
-            .add(key, memory.namespace.as_str(), &memory.index_text())
+            .add(key, ns.as_str(), &memory.index_text())
             .map_err(index_lag)?;
         self.publisher.stage(generation);
         Ok(generation)
@@ -884,12 +920,12 @@ impl Store for SqliteStore {
     }
 
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        let generation = self.insert_staged(memory, vector).await?;
+        let generation = self.insert_staged(memory, vector, &[], "").await?;
         self.publish_through(generation).await
     }
 
     async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert_staged(memory, vector).await.map(drop)
+        self.insert_staged(memory, vector, &[], "").await.map(drop)
     }
 
     /// One transaction: the new row and the retired ones commit together or not at all.
@@ -900,49 +936,9 @@ impl Store for SqliteStore {
         superseded: &[MemoryId],
         reason: &str,
     ) -> Result<()> {
-        validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
-        let ns = &memory.namespace;
-        let _w = self.write_lock.lock().await;
-        let pending = self
-            .cache
-            .write(ns.as_str(), superseded.iter().map(MemoryId::as_str));
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let key = insert_row(&mut tx, memory, vector).await?;
-        let sql = format!(
-            "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
-             RETURNING {MEMORY_COLUMNS}"
-        );
-        let mut retired = Vec::with_capacity(superseded.len());
-        for old in superseded {
-            // An error returns before the commit: dropping `tx` rolls the insert back too.
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .bind(Status::Superseded.as_str())
-                .bind(reason)
-                .bind(memory.id.as_str())
-                .bind(ns.as_str())
-                .bind(old.as_str())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
-            retired.push((row_key(&row)?, memory_from_row(&row)?.status));
-        }
-        let generation = bump_generation(&mut tx).await?;
-        tx.commit().await.map_err(db_err)?;
-        pending.drop_rows();
-        {
-            let mut state = self.write_state()?;
-            state.upsert(key, RowMeta::of(memory), Some(vector));
-            for (k, status) in retired {
-                state.set_status(k, status);
-            }
-        }
-        self.keyword()
-            .add(key, ns.as_str(), &memory.index_text())
-            .map_err(index_lag)?;
-        self.publisher.stage(generation);
-        Ok(())
+        self.insert_staged(memory, vector, superseded, reason)
+            .await
+            .map(drop)
     }
 
     async fn publish(&self) -> Result<()> {
