@@ -542,8 +542,7 @@ impl HindsightMcp {
             tags.push("reflection_failed".into());
         }
         let max = self.state.engine.write_config().max_content_chars;
-        let truncated = reflection.content.chars().count() > max;
-        let content = clip_chars(&reflection.content, max);
+        let (content, truncated) = clip_chars(&reflection.content, max);
         let ep = &reflection.episode;
         let new = NewMemory {
             namespace: ns.clone(),
@@ -675,15 +674,16 @@ fn method_name(m: Method) -> &'static str {
     }
 }
 
-fn clip_chars(s: &str, max: usize) -> String {
+/// `s` cut to at most `max` characters, ending with a note when cut; and whether it was.
+fn clip_chars(s: &str, max: usize) -> (String, bool) {
     if s.chars().count() <= max {
-        return s.to_owned();
+        return (s.to_owned(), false);
     }
     const NOTE: &str = "\n…(truncated)";
     let keep = max.saturating_sub(NOTE.chars().count());
     let mut out: String = s.chars().take(keep).collect();
     out.push_str(NOTE);
-    out
+    (out, true)
 }
 
 #[tool_handler(router = self.tool_router)]

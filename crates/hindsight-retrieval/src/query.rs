@@ -358,15 +358,18 @@ fn counted_zh(text: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(TimeR
     None
 }
 
-/// `n` units of `unit_days` before `today`, if that is at most [`MAX_LOOKBACK_DAYS`] back.
-fn days_back(n: i64, unit_days: i64) -> Option<i64> {
-    n.checked_mul(unit_days)
-        .filter(|d| (0..=MAX_LOOKBACK_DAYS).contains(d))
+/// The day `n` units of `unit_days` before `today`, if that is at most [`MAX_LOOKBACK_DAYS`]
+/// back and chrono can hold it.
+fn days_back(today: NaiveDate, n: i64, unit_days: i64) -> Option<NaiveDate> {
+    let days = n
+        .checked_mul(unit_days)
+        .filter(|d| (0..=MAX_LOOKBACK_DAYS).contains(d))?;
+    today.checked_sub_signed(Duration::try_days(days)?)
 }
 
 /// "N units ago": the day N days back for days, N units back ± half a unit otherwise.
 fn ago_window(today: NaiveDate, n: i64, unit_days: i64) -> Option<TimeRange> {
-    let centre = today.checked_sub_signed(Duration::try_days(days_back(n, unit_days)?)?)?;
+    let centre = days_back(today, n, unit_days)?;
     let half = Duration::try_days(if unit_days == 1 { 0 } else { unit_days / 2 })?;
     Some(TimeRange {
         start: day_start(centre.checked_sub_signed(half)?),
@@ -376,9 +379,8 @@ fn ago_window(today: NaiveDate, n: i64, unit_days: i64) -> Option<TimeRange> {
 
 /// "The past N units": from the day N units back up to `now`.
 fn since_window(today: NaiveDate, now: DateTime<Utc>, n: i64, unit_days: i64) -> Option<TimeRange> {
-    let start = today.checked_sub_signed(Duration::try_days(days_back(n, unit_days)?)?)?;
     Some(TimeRange {
-        start: day_start(start),
+        start: day_start(days_back(today, n, unit_days)?),
         end: now,
     })
 }

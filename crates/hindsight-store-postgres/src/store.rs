@@ -418,6 +418,10 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// A status change (binds: status, reason, successor, namespace, id); callers add `RETURNING`.
+const SET_STATUS: &str = "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
+                          WHERE namespace = $4 AND id = $5";
+
 #[async_trait]
 impl Store for PostgresStore {
     fn backend_name(&self) -> &'static str {
@@ -455,19 +459,16 @@ impl Store for PostgresStore {
         .await?;
         for old in superseded {
             // An error returns before the commit: dropping `tx` rolls the insert back too.
-            sqlx::query(
-                "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
-                 WHERE namespace = $4 AND id = $5 RETURNING id",
-            )
-            .bind(Status::Superseded.as_str())
-            .bind(reason)
-            .bind(memory.id.as_str())
-            .bind(ns.as_str())
-            .bind(old.as_str())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db_err)?
-            .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
+            sqlx::query(sqlx::AssertSqlSafe(format!("{SET_STATUS} RETURNING id")))
+                .bind(Status::Superseded.as_str())
+                .bind(reason)
+                .bind(memory.id.as_str())
+                .bind(ns.as_str())
+                .bind(old.as_str())
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
         }
         tx.commit().await.map_err(db_err)
     }
@@ -575,8 +576,7 @@ impl Store for PostgresStore {
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
-             WHERE namespace = $4 AND id = $5 RETURNING {MEMORY_COLUMNS}"
+            "{SET_STATUS} RETURNING {MEMORY_COLUMNS}"
         )))
         .bind(status.as_str())
         .bind(reason)

@@ -689,14 +689,10 @@ impl SqliteStore {
             .write(ns.as_str(), superseded.iter().map(MemoryId::as_str));
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let key = insert_row(&mut tx, memory, vector).await?;
-        let sql = format!(
-            "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
-             RETURNING {MEMORY_COLUMNS}"
-        );
         let mut retired = Vec::with_capacity(superseded.len());
         for old in superseded {
             // An error returns before the commit: dropping `tx` rolls the insert back too.
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+            let row = sqlx::query(sqlx::AssertSqlSafe(set_status_sql()))
                 .bind(Status::Superseded.as_str())
                 .bind(reason)
                 .bind(memory.id.as_str())
@@ -909,6 +905,15 @@ fn keys_in_namespace(ns: &Namespace, window: Option<(i64, i64)>) -> QueryBuilder
     qb
 }
 
+/// The statement of a status change (binds: status, reason, successor, namespace, id), returning
+/// the changed row.
+fn set_status_sql() -> String {
+    format!(
+        "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
+         RETURNING {MEMORY_COLUMNS}"
+    )
+}
+
 #[async_trait]
 impl Store for SqliteStore {
     fn backend_name(&self) -> &'static str {
@@ -1100,10 +1105,7 @@ impl Store for SqliteStore {
     ) -> Result<Memory> {
         let _w = self.write_lock.lock().await;
         let pending = self.cache.write(ns.as_str(), [id.as_str()]);
-        let sql = format!(
-            "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
-             RETURNING {MEMORY_COLUMNS}"
-        );
+        let sql = set_status_sql();
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(status.as_str())
             .bind(reason)
