@@ -198,7 +198,7 @@ impl Store for RefStore {
         for id in ids {
             if let Ok(m) = in_ns(&mut rows, ns, id) {
                 m.access_count += 1;
-                m.last_accessed_at = at;
+                m.last_accessed_at = m.last_accessed_at.max(m.created_at).max(at);
             }
         }
         Ok(())

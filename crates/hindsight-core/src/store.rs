@@ -153,8 +153,12 @@ pub trait Store: Send + Sync + fmt::Debug {
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory>;
 
-    /// Atomically increments `access_count` and sets `last_accessed_at` for each id (no lost
+    /// Atomically increments `access_count` and advances `last_accessed_at` for each id (no lost
     /// updates under concurrency). Unknown ids are ignored.
+    ///
+    /// `last_accessed_at` becomes the latest of its current value, `at` and `created_at`: it
+    /// never moves backwards (deferred access rounds may land out of order, and a search may be
+    /// replayed at an earlier `now`) and never lies before the memory was created.
     async fn record_access(
         &self,
         ns: &Namespace,

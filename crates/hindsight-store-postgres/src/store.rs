@@ -607,7 +607,8 @@ impl Store for PostgresStore {
         // One statement: row locks make each increment atomic, so concurrent callers never lose one.
         // The rows are locked in id order: two callers with overlapping id sets cannot deadlock.
         sqlx::query(
-            "UPDATE memories AS m SET access_count = m.access_count + 1, last_accessed_at = $1 \
+            "UPDATE memories AS m SET access_count = m.access_count + 1, \
+             last_accessed_at = GREATEST(m.last_accessed_at, m.created_at, $1) \
              FROM (SELECT namespace, id FROM memories WHERE namespace = $2 AND id = ANY($3) \
                    ORDER BY id FOR UPDATE) AS l \
              WHERE m.namespace = l.namespace AND m.id = l.id",

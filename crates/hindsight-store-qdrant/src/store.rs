@@ -784,7 +784,7 @@ impl Store for QdrantStore {
                 continue;
             }
             memory.access_count = memory.access_count.saturating_add(1);
-            memory.last_accessed_at = at;
+            memory.last_accessed_at = memory.last_accessed_at.max(memory.created_at).max(at);
             self.write_payload(&memory).await?;
         }
         Ok(())

@@ -1137,10 +1137,11 @@ impl Store for SqliteStore {
             // One statement per chunk: SQLite applies it atomically, so concurrent callers never
             // lose increments.
             let mut qb = QueryBuilder::<Sqlite>::new(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ",
+                "UPDATE memories SET access_count = access_count + 1, \
+                 last_accessed_at = MAX(last_accessed_at, created_at, ",
             );
             qb.push_bind(at);
-            qb.push(" WHERE namespace = ");
+            qb.push(") WHERE namespace = ");
             qb.push_bind(ns.as_str().to_owned());
             qb.push(" AND id IN (");
             let mut sep = qb.separated(", ");
