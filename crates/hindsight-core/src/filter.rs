@@ -29,6 +29,17 @@ impl TimeRange {
     }
 }
 
+/// `t` as nanoseconds since the epoch, the stores' time encoding, or an `invalid` error naming
+/// `field` when `t` lies outside what i64 nanoseconds hold (1677-09-21 to 2262-04-11).
+pub fn storable_nanos(field: &str, t: DateTime<Utc>) -> crate::Result<i64> {
+    t.timestamp_nanos_opt().ok_or_else(|| {
+        crate::Error::invalid(
+            field,
+            format!("{t} is outside the storable range (1677-2262)"),
+        )
+    })
+}
+
 fn saturating_nanos(t: DateTime<Utc>) -> i64 {
     t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
         i64::MIN

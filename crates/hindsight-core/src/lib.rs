@@ -35,7 +35,9 @@ pub mod decay {
 
 pub use decay_mod::DecayConfig;
 pub use error::{Error, ErrorKind, Result};
-pub use filter::{Filter, StructuredQuery, TimeRange, weights as structured_weights};
+pub use filter::{
+    Filter, StructuredQuery, TimeRange, storable_nanos, weights as structured_weights,
+};
 pub use guard::{
     AllowAll, ConsensusCheck, ConsensusFlag, GuardDecision, RedactedTexts, WriteGuard,
 };

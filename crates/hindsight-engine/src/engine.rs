@@ -46,7 +46,8 @@ pub const MAX_QUERY_CHARS: usize = 8_000;
 pub const MAX_TOP_K: usize = 1_000;
 
 /// A search request. `top_k` 0 means 5, at most [`MAX_TOP_K`]; the query is at most
-/// [`MAX_QUERY_CHARS`]. `now` defaults to the wall clock; evaluation passes the logged query time.
+/// [`MAX_QUERY_CHARS`]. `now` defaults to the wall clock; evaluation passes the logged query time
+/// (within 1677-2262, the stores' time range).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SearchRequest {
@@ -1331,6 +1332,10 @@ impl Engine {
                 "top_k",
                 format!("must be at most {MAX_TOP_K}, got {}", req.top_k),
             ));
+        }
+        if let Some(now) = req.now {
+            // Refused before any work: the search would run, then fail recording access.
+            hindsight_core::storable_nanos("now", now)?;
         }
         let top_k = if req.top_k == 0 { 5 } else { req.top_k };
         let depth = config.depth(top_k);

@@ -18,14 +18,7 @@ pub(crate) fn db_err(e: sqlx::Error) -> Error {
 }
 
 /// Time as integer nanoseconds since the epoch; times outside 1677..2262 are rejected.
-pub(crate) fn to_nanos(field: &str, t: DateTime<Utc>) -> Result<i64> {
-    t.timestamp_nanos_opt().ok_or_else(|| {
-        Error::invalid(
-            field,
-            format!("{t} is outside the storable range (1677-2262)"),
-        )
-    })
-}
+pub(crate) use hindsight_core::storable_nanos as to_nanos;
 
 pub(crate) fn from_nanos(n: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(n)

@@ -233,13 +233,17 @@ pub fn classifier(path: Option<&std::path::Path>) -> Result<Classifier> {
     }
 }
 
+/// `--now`: the wall clock when absent, else an RFC 3339 time within the stores' range
+/// (1677-2262), so every command refuses the same instants before doing any work.
 pub fn parse_now(s: Option<&str>) -> Result<DateTime<Utc>> {
-    match s {
-        None => Ok(Utc::now()),
-        Some(s) => Ok(DateTime::parse_from_rfc3339(s)
-            .with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?
-            .to_utc()),
-    }
+    let Some(s) = s else {
+        return Ok(Utc::now());
+    };
+    let t = DateTime::parse_from_rfc3339(s)
+        .with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?
+        .to_utc();
+    hindsight_core::storable_nanos("--now", t)?;
+    Ok(t)
 }
 
 /// One line of a JSONL input read as bytes (`split(b'\n')`): its text without a byte-order mark
@@ -277,6 +281,15 @@ mod tests {
             alone: v,
         });
         c
+    }
+
+    #[test]
+    fn now_is_refused_outside_the_stores_range_by_every_command() {
+        assert!(parse_now(Some("2025-12-01T10:00:00+02:00")).is_ok());
+        for s in ["3000-01-01T00:00:00Z", "1000-01-01T00:00:00Z", "yesterday"] {
+            let err = format!("{:#}", parse_now(Some(s)).expect_err(s));
+            assert!(err.contains("--now"), "{s}: {err}");
+        }
     }
 
     #[test]

@@ -332,6 +332,22 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
         assert_eq!(err.kind, ErrorKind::InvalidInput);
         assert!(err.to_string().contains("top_k"), "{err}");
     }
+    // A `now` no store can hold is refused before the search runs (it once ran, then failed
+    // recording access and lost its hits).
+    for year in [1000, 3000] {
+        let at = chrono::NaiveDate::from_ymd_opt(year, 1, 1)
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|t| t.and_utc());
+        let err = engine
+            .search(&SearchRequest {
+                now: at,
+                ..req("anything")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("now"), "{err}");
+    }
     // A date phrase past anything storable is not a time: the search runs (it once panicked).
     engine
         .search(&req(
