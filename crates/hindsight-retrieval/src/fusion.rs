@@ -1,5 +1,6 @@
 //! Fusion of per-path ranked lists into one ranking.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use hindsight_core::{MemoryId, PathHit, PathKind};
@@ -218,7 +219,7 @@ pub fn normalize(scores: &[f32], normalization: Normalization) -> Vec<f64> {
 }
 
 /// Fuses per-path ranked lists. Input lists may be in any order; the result is sorted by fused
-/// score descending, ties broken by id ascending. Paths absent from `lists` contribute nothing.
+/// score descending, ties broken by id descending ([`served_order`]). Paths absent from `lists` contribute nothing.
 pub fn fuse(lists: &[(PathKind, &[PathHit])], method: &FusionMethod) -> Vec<FusedHit> {
     let mut acc: HashMap<&MemoryId, FusedHit> = HashMap::new();
     for &(path, hits) in lists {
@@ -261,8 +262,25 @@ pub fn fuse(lists: &[(PathKind, &[PathHit])], method: &FusionMethod) -> Vec<Fuse
                 h
             })
             .collect();
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    fused.sort_by(|a, b| served_order((a.score, a.id.as_str()), (b.score, b.id.as_str())));
     fused
+}
+
+/// The order of every ranked list the engine serves (fused and final): score descending, ties
+/// broken by id descending, with NaN last and -0.0 tied with 0.0. This is trec_eval's order, the
+/// one `hindsight_eval::metrics::rank_hits` sorts a run into, so the metrics of an evaluation
+/// score exactly the order a search returns.
+pub fn served_order(a: (f64, &str), b: (f64, &str)) -> Ordering {
+    fn key(score: f64) -> f64 {
+        if score.is_nan() {
+            f64::NEG_INFINITY
+        } else if score == 0.0 {
+            0.0
+        } else {
+            score
+        }
+    }
+    key(b.0).total_cmp(&key(a.0)).then_with(|| b.1.cmp(a.1))
 }
 
 #[cfg(test)]
@@ -327,8 +345,8 @@ mod tests {
                 normalization: Normalization::MinMax,
             },
         );
-        // b = 2 * (0.5 + 1) = 3 ; a = 1 ; c = 0, d = 0 (ties by id)
-        assert_eq!(ids(&f), ["b", "a", "c", "d"]);
+        // b = 2 * (0.5 + 1) = 3 ; a = 1 ; c = 0, d = 0 (ties by id, descending)
+        assert_eq!(ids(&f), ["b", "a", "d", "c"]);
         assert!((f[0].score - 3.0).abs() < 1e-9);
     }
 

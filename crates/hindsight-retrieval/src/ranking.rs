@@ -120,7 +120,7 @@ pub struct RankedHit {
 }
 
 /// Applies the ranking factors to fused hits. `lookup` resolves an id to its memory; hits whose
-/// memory is unknown are dropped. Sorted by final score descending, ties by id ascending.
+/// memory is unknown are dropped. Sorted by final score descending, ties by id descending ([`crate::served_order`]).
 pub fn rank<'m>(
     fused: Vec<FusedHit>,
     lookup: impl Fn(&hindsight_core::MemoryId) -> Option<&'m Memory>,
@@ -141,9 +141,10 @@ pub fn rank<'m>(
         })
         .collect();
     out.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.fused.id.cmp(&b.fused.id))
+        crate::fusion::served_order(
+            (a.score, a.fused.id.as_str()),
+            (b.score, b.fused.id.as_str()),
+        )
     });
     out
 }
@@ -204,8 +205,8 @@ mod tests {
 
     #[test]
     fn newer_equal_memory_wins_with_decay_and_not_without() {
-        let old = mem("a-old", "2025-12-01T00:00:00Z", 0.5, Source::User, 0);
-        let new = mem("b-new", "2026-03-30T00:00:00Z", 0.5, Source::User, 0);
+        let old = mem("z-old", "2025-12-01T00:00:00Z", 0.5, Source::User, 0);
+        let new = mem("a-new", "2026-03-30T00:00:00Z", 0.5, Source::User, 0);
         let fused = |ids: [&str; 2]| {
             ids.iter()
                 .map(|i| FusedHit {
@@ -218,18 +219,18 @@ mod tests {
         let mems = [old.clone(), new.clone()];
         let look = |id: &MemoryId| mems.iter().find(|m| &m.id == id);
         let with = rank(
-            fused(["a-old", "b-new"]),
+            fused(["z-old", "a-new"]),
             look,
             &RankingFactors::default(),
             now(),
         );
-        assert_eq!(with[0].fused.id.as_str(), "b-new");
+        assert_eq!(with[0].fused.id.as_str(), "a-new");
         let without = rank(
-            fused(["a-old", "b-new"]),
+            fused(["z-old", "a-new"]),
             look,
             &RankingFactors::none(),
             now(),
         );
-        assert_eq!(without[0].fused.id.as_str(), "a-old"); // tie broken by id
+        assert_eq!(without[0].fused.id.as_str(), "z-old"); // tie broken by id, descending
     }
 }

@@ -3,3 +3,4 @@
 
 mod end_to_end;
 mod poisoning;
+mod served_order;
