@@ -1,11 +1,17 @@
 //! The regression gate: compares a run's [`Summary`] against a committed baseline.
 //!
 //! Every `(setup, metric)` of the baseline's `setups.*.metrics` is checked. It fails when
-//! - the current value is below `baseline - tolerance` (or is NaN): a regression;
+//! - the current value is below `baseline - tolerance × range` (or is NaN): a regression. The
+//!   tolerance is in units of the metric's per-query range ([`Metric::max_value`]): 0.01 is 0.01
+//!   of NDCG or p@5 and 0.05 of rel@5 (which counts 0-5), so p@5 and rel@5 agree;
 //! - the setup or the metric is missing from the current summary;
-//! - the two summaries describe different experiments (dataset, embedder model or dimension, the
-//!   encoder's arithmetic, quick flag): their numbers are not comparable, so the baseline must be
+//! - the two summaries describe different experiments (dataset, backend, embedder model or
+//!   dimension, the encoder's arithmetic, quick flag, or the counts of memories, queries, judged
+//!   queries and skipped dataset lines): their numbers are not comparable, so the baseline must be
 //!   updated explicitly instead (CI pins the arithmetic so that every host runs the baseline's).
+//!   Backends differ in their keyword scoring (the committed SQLite and PostgreSQL full runs
+//!   differ by 0.136 NDCG@10 on bm25-only), and a run that averages over fewer queries (dataset
+//!   lines that failed to load are skipped) is not the baseline's experiment either.
 //!
 //! - the baseline has no metric values at all (nothing would be checked).
 //!
@@ -15,6 +21,7 @@
 use std::fmt;
 
 use crate::error::{EvalError, Result};
+use crate::metrics::Metric;
 use crate::report::Summary;
 
 /// One compared value.
@@ -112,6 +119,25 @@ pub fn gate(baseline: &Summary, current: &Summary, tolerance: f64) -> Result<Gat
         baseline.quick.to_string(),
         current.quick.to_string(),
     );
+    mismatch(
+        "backend",
+        format!("{:?}", baseline.backend),
+        format!("{:?}", current.backend),
+    );
+    let (b, c) = (&baseline.counts, &current.counts);
+    for (what, x, y) in [
+        ("memories", b.memories, c.memories),
+        ("queries", b.queries, c.queries),
+        ("judged queries", b.judged_queries, c.judged_queries),
+        (
+            "queries without a relevant memory",
+            b.queries_without_relevant,
+            c.queries_without_relevant,
+        ),
+        ("dataset lines skipped", b.load_issues, c.load_issues),
+    ] {
+        mismatch(what, x.to_string(), y.to_string());
+    }
     // The encoder's arithmetic (`--document-precision`, `--query-precision`) follows the CPU by
     // default: bf16 documents on AMX reorder near-tied memories by about 0.01 MRR on the quick
     // subset, so runs in different arithmetic are different experiments.
@@ -146,11 +172,13 @@ pub fn gate(baseline: &Summary, current: &Summary, tolerance: f64) -> Result<Gat
                 current: c,
                 delta: c - b,
             };
+            // In units of the metric's range; a metric this version does not know counts 0-1.
+            let tol = tolerance * metric.parse::<Metric>().map_or(1.0, Metric::max_value);
             // A NaN current value is not >= anything, so it counts as a regression.
-            let holds = c.partial_cmp(&(b - tolerance)).is_some_and(|o| o.is_ge());
+            let holds = c.partial_cmp(&(b - tol)).is_some_and(|o| o.is_ge());
             if !holds {
                 report.regressions.push(delta);
-            } else if c > b + tolerance {
+            } else if c > b + tol {
                 report.improvements.push(delta);
             }
         }
@@ -347,5 +375,33 @@ mod tests {
         assert!(r.to_string().contains("arithmetic"), "{r}");
         assert!(gate(&bf16, &bf16, 0.01).unwrap().passed());
         assert!(gate(&base, &base, -0.1).is_err());
+
+        // Another backend, or the same dataset with lines skipped: other experiments.
+        let mut pg = base.clone();
+        pg.backend = "postgres".into();
+        let r = gate(&base, &pg, 0.01).unwrap();
+        assert!(!r.passed() && r.to_string().contains("backend"), "{r}");
+        let mut fewer = base.clone();
+        fewer.counts.queries = 160;
+        fewer.counts.load_issues = 5;
+        let r = gate(&base, &fewer, 0.01).unwrap();
+        assert!(!r.passed(), "{r}");
+        assert!(
+            r.to_string().contains("queries") && r.to_string().contains("dataset lines skipped"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn the_tolerance_scales_with_the_metric_range() {
+        // rel@5 counts 0-5 and p@5 0-1 (rel@5 = 5 x p@5): one lost relevant memory in 50 queries
+        // moves p@5 by 0.004 and rel@5 by 0.02; both pass a 0.01 tolerance or neither does.
+        let base = summary(&[("hybrid", &[("p@5", 0.6), ("rel@5", 3.0)])]);
+        let cur = summary(&[("hybrid", &[("p@5", 0.596), ("rel@5", 2.98)])]);
+        let r = gate(&base, &cur, 0.01).unwrap();
+        assert!(r.passed(), "{r}");
+        let worse = summary(&[("hybrid", &[("p@5", 0.588), ("rel@5", 2.94)])]);
+        let r = gate(&base, &worse, 0.01).unwrap();
+        assert_eq!(r.regressions.len(), 2, "{r}");
     }
 }

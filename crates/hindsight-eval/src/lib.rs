@@ -48,6 +48,6 @@ pub use report::{
 };
 pub use stats::{
     BootstrapConfig, CvResult, DEFAULT_SEED, FoldResult, PairedTest, PermutationConfig,
-    bootstrap_ci, bootstrap_cis, cross_validate, kfold_split, paired_randomization_test,
-    simplex_grid,
+    bootstrap_ci, bootstrap_cis, cross_validate, holm_adjust, kfold_split,
+    paired_randomization_test, simplex_grid,
 };

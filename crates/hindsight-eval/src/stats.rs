@@ -44,6 +44,31 @@ pub struct PairedTest {
     pub p_value: f64,
 }
 
+/// Holm-Bonferroni adjusted p-values of a family of tests, in the input order: the i-th smallest
+/// of `m` p-values is multiplied by `m - i` (i from 0), made non-decreasing in that order, and
+/// capped at 1. Rejecting where the adjusted value is <= alpha controls the family-wise error rate
+/// at alpha. A NaN p-value stays NaN and counts in `m`.
+pub fn holm_adjust(p_values: &[f64]) -> Vec<f64> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    // NaN sorts last, so it never lowers the running maximum of the real values.
+    order.sort_by(|&a, &b| {
+        let key = |p: f64| if p.is_nan() { f64::INFINITY } else { p };
+        key(p_values[a]).total_cmp(&key(p_values[b]))
+    });
+    let mut out = vec![f64::NAN; m];
+    let mut running = 0.0_f64;
+    for (rank, &i) in order.iter().enumerate() {
+        let p = p_values[i];
+        if p.is_nan() {
+            continue;
+        }
+        running = running.max(((m - rank) as f64 * p).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 /// Paired randomisation (permutation) test: under the null hypothesis each per-query difference
 /// `a[i] - b[i]` is equally likely to have either sign, so we flip signs at random and see how often
 /// the mean difference is at least as extreme as the observed one.
@@ -228,6 +253,10 @@ pub struct FoldResult<C> {
     pub train_score: f64,
     /// Its score on the held-out queries: the number to report.
     pub test_score: f64,
+    /// Number of training queries.
+    pub train_queries: usize,
+    /// Number of held-out queries.
+    pub test_queries: usize,
 }
 
 /// Outcome of [`cross_validate`].
@@ -235,9 +264,11 @@ pub struct FoldResult<C> {
 pub struct CvResult<C> {
     /// One entry per fold.
     pub per_fold: Vec<FoldResult<C>>,
-    /// Mean held-out score: the tuned setup's reported score.
+    /// Mean held-out score over all queries, each counted once (the fold scores weighted by fold
+    /// size): for a per-query mean metric it equals the pooled out-of-fold run's score, the tuned
+    /// setup's reported number.
     pub mean_test: f64,
-    /// Mean training score of the chosen candidates.
+    /// Mean training score of the chosen candidates, weighted by training-set size.
     pub mean_train: f64,
     /// `mean_train - mean_test`: how much tuning overfits.
     pub gap: f64,
@@ -275,11 +306,21 @@ pub fn cross_validate<C: Clone>(
             best: candidates[best].clone(),
             train_score: best_score,
             test_score,
+            train_queries: train.len(),
+            test_queries: test.len(),
         });
     }
-    let folds = per_fold.len() as f64;
-    let mean_test = per_fold.iter().map(|f| f.test_score).sum::<f64>() / folds;
-    let mean_train = per_fold.iter().map(|f| f.train_score).sum::<f64>() / folds;
+    // Weighted by fold size: folds differ by one query when k does not divide the query count,
+    // and an unweighted mean of fold means is then not the mean over queries.
+    let weighted = |score: fn(&FoldResult<C>) -> (f64, usize)| {
+        let (sum, n) = per_fold
+            .iter()
+            .map(score)
+            .fold((0.0, 0), |(s, n), (x, m)| (s + x * m as f64, n + m));
+        sum / n as f64
+    };
+    let mean_test = weighted(|f| (f.test_score, f.test_queries));
+    let mean_train = weighted(|f| (f.train_score, f.train_queries));
     Ok(CvResult {
         per_fold,
         mean_test,
@@ -407,6 +448,64 @@ mod tests {
     }
 
     #[test]
+    fn holm_adjustment_matches_a_worked_example() {
+        // Sorted 0.01, 0.02, 0.03, 0.04 of m = 4: 0.04, 0.06, 0.06 (raised to stay monotone:
+        // 2 x 0.03 = 0.06), 0.06 (1 x 0.04 = 0.04, raised to 0.06); input order kept.
+        let adj = holm_adjust(&[0.03, 0.01, 0.04, 0.02]);
+        let want = [0.06, 0.04, 0.06, 0.06];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        assert_eq!(holm_adjust(&[0.5, 0.9]), vec![1.0, 1.0]);
+        assert!(holm_adjust(&[]).is_empty());
+        let with_nan = holm_adjust(&[f64::NAN, 0.01]);
+        assert!(with_nan[0].is_nan() && (with_nan[1] - 0.02).abs() < 1e-12);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn holm_never_lowers_a_p_value_and_keeps_the_order(
+            ps in proptest::collection::vec(0.0f64..=1.0, 0..30)
+        ) {
+            let adj = holm_adjust(&ps);
+            proptest::prop_assert_eq!(adj.len(), ps.len());
+            for (i, (&p, &a)) in ps.iter().zip(&adj).enumerate() {
+                proptest::prop_assert!(a >= p && a <= 1.0, "{i}: {p} -> {a}");
+                proptest::prop_assert!(a <= (p * ps.len() as f64).min(1.0) + 1e-12);
+                for (&q, &b) in ps.iter().zip(&adj) {
+                    if p < q {
+                        proptest::prop_assert!(a <= b);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cross_validated_mean_counts_every_query_once_when_folds_differ_in_size() {
+        // 10 queries in 3 folds (4/3/3): the held-out mean must be the mean over queries, which
+        // is the pooled out-of-fold run's score, not the plain mean of the three fold means.
+        let q = ids(10);
+        let value = |s: &String| s[1..].parse::<f64>().unwrap().powi(2);
+        let mean = |_: &usize, qs: &[String]| qs.iter().map(value).sum::<f64>() / qs.len() as f64;
+        let cv = cross_validate(&q, 3, 5, &[0_usize], mean).unwrap();
+        let sizes: Vec<usize> = cv.per_fold.iter().map(|f| f.test_queries).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 10);
+        assert!(sizes.iter().any(|&n| n != sizes[0]), "{sizes:?}");
+        let pooled = q.iter().map(value).sum::<f64>() / 10.0;
+        assert!(
+            (cv.mean_test - pooled).abs() < 1e-12,
+            "{} vs {pooled}",
+            cv.mean_test
+        );
+        let plain = cv.per_fold.iter().map(|f| f.test_score).sum::<f64>() / 3.0;
+        assert!(
+            (plain - pooled).abs() > 1e-6,
+            "the case must tell the two means apart"
+        );
+    }
+
+    #[test]
     fn cross_validation_reports_held_out_scores() {
         // Score: candidate c gets 1.0 on queries whose index has the same parity as c, else 0.
         let q = ids(20);
@@ -426,7 +525,10 @@ mod tests {
             assert_eq!(f.test_score, score(&f.best, test));
         }
         let mean_test = cv.per_fold.iter().map(|f| f.test_score).sum::<f64>() / 4.0;
-        assert!((cv.mean_test - mean_test).abs() < 1e-12);
+        assert!(
+            (cv.mean_test - mean_test).abs() < 1e-12,
+            "equal folds: plain mean"
+        );
         assert!((cv.gap - (cv.mean_train - cv.mean_test)).abs() < 1e-12);
         assert!(cross_validate(&q, 4, 1, &[] as &[usize], score).is_err());
     }

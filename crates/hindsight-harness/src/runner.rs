@@ -139,6 +139,19 @@ pub async fn evaluate_dataset(
     if setups.is_empty() {
         return Err(HarnessError::Setup("no setups to evaluate".into()));
     }
+    // The summary holds one tuning record; a second tuned setup would overwrite the first's.
+    let tuned: Vec<&str> = setups
+        .iter()
+        .filter(|s| s.tune)
+        .map(|s| s.name.as_str())
+        .collect();
+    if tuned.len() > 1 {
+        return Err(HarnessError::Setup(format!(
+            "at most one setup can be tuned per evaluation, got {}: {}",
+            tuned.len(),
+            tuned.join(", ")
+        )));
+    }
     if engine.store().stats().await?.memories != 0 {
         return Err(HarnessError::Setup(
             "the evaluation store must start empty".into(),
@@ -315,6 +328,7 @@ pub async fn evaluate_dataset(
                 normalization: n.as_str().to_owned(),
                 train: fr.train_score,
                 test: fr.test_score,
+                test_queries: fr.test_queries,
             });
         }
         // Unjudged queries (no relevant docs) still get a run line, with the seed weights.
@@ -335,6 +349,7 @@ pub async fn evaluate_dataset(
             .collect();
         info!(setup = %s.name, mean_test = cv.mean_test, mean_train = cv.mean_train, "cross-validated tuning");
         tuning = Some(Tuning {
+            setup: s.name.clone(),
             folds: opts.folds,
             metric: Metric::Ndcg10.name().to_owned(),
             per_fold,
@@ -352,9 +367,18 @@ pub async fn evaluate_dataset(
     let t = Instant::now();
     for s in setups {
         let pq = &per_query[&s.name];
+        // A tuned setup's description says how this run tuned it, not how a default run would.
+        let description = if s.tune {
+            format!(
+                "{} ({}-fold CV grid search, step {})",
+                s.description, opts.folds, opts.grid_step
+            )
+        } else {
+            s.description.clone()
+        };
         reports.insert(
             s.name.clone(),
-            SetupReport::from_per_query(s.description.clone(), pq, &tags, &opts.bootstrap)?,
+            SetupReport::from_per_query(description, pq, &tags, &opts.bootstrap)?,
         );
     }
     let significance = significance_pairs(setups, &per_query, &opts.permutation)?;
@@ -432,6 +456,11 @@ fn significance_pairs(
                 )?);
             }
         }
+    }
+    // Many pairs are tested at once: each also gets its p-value adjusted for the whole family.
+    let ps: Vec<f64> = out.iter().map(|s| s.p_value).collect();
+    for (s, p) in out.iter_mut().zip(hindsight_eval::holm_adjust(&ps)) {
+        s.p_holm = Some(p);
     }
     Ok(out)
 }

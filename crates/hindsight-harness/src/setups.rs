@@ -235,7 +235,7 @@ pub fn default_setups() -> Vec<Setup> {
         ),
         setup(
             "hybrid-tuned",
-            "vector+BM25+structured, weights and normalisation by 5-fold CV grid search (step 0.1), all ranking factors",
+            "vector+BM25+structured, weights and normalisation tuned, all ranking factors",
             [true, true, true],
             seed,
             all,

@@ -189,7 +189,14 @@ pub(crate) fn index_html(
     img(&mut out, plots, "tag_heatmap");
 
     if !summary.significance.is_empty() {
-        out.push_str("<h2>Paired randomisation tests</h2>\n");
+        let _ = writeln!(
+            out,
+            "<h2>Paired randomisation tests</h2>\n<p>p is each test alone; p (Holm) is adjusted \
+             for all {} tests of this table (Holm-Bonferroni): read that one when scanning the \
+             table for a difference. The tuned setup's intervals and tests do not include the \
+             variance of choosing its weights.</p>",
+            summary.significance.len()
+        );
         let rows: Vec<Vec<String>> = summary
             .significance
             .iter()
@@ -200,11 +207,13 @@ pub(crate) fn index_html(
                     s.metric.clone(),
                     format!("{:+.4}", s.mean_diff),
                     format!("{:.4}", s.p_value),
+                    s.p_holm
+                        .map_or_else(|| "-".to_owned(), |p| format!("{p:.4}")),
                 ]
             })
             .collect();
         out.push_str(&table(
-            &strings(["a", "b", "metric", "mean(a - b)", "p"]),
+            &strings(["a", "b", "metric", "mean(a - b)", "p", "p (Holm)"]),
             &rows,
         ));
     }
@@ -212,8 +221,10 @@ pub(crate) fn index_html(
     if let Some(t) = &summary.tuning {
         let _ = writeln!(
             out,
-            "<h2>Fusion-weight tuning ({} folds, {})</h2>\n<p>Held-out mean {:.4}, training mean {:.4}, gap {:.4}. \
-             The held-out mean is the tuned setup's score; the grid plot shows scores on all queries.</p>",
+            "<h2>Fusion-weight tuning of {} ({} folds, {})</h2>\n<p>Held-out mean {:.4}, training mean {:.4}, gap {:.4}. \
+             The held-out mean counts every judged query once (fold scores weighted by fold size): it is the tuned setup's score. \
+             The grid plot shows scores on all queries.</p>",
+            escape(&t.setup),
             t.folds,
             escape(&t.metric),
             t.mean_test,
@@ -233,6 +244,7 @@ pub(crate) fn index_html(
                     f.normalization.clone(),
                     format!("{:.4}", f.train),
                     format!("{:.4}", f.test),
+                    f.test_queries.to_string(),
                 ]
             })
             .collect();
@@ -243,6 +255,7 @@ pub(crate) fn index_html(
                 "normalization",
                 "train",
                 "test",
+                "test queries",
             ]),
             &rows,
         ));

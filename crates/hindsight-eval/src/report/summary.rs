@@ -90,9 +90,9 @@ pub struct Counts {
     pub memories: usize,
     /// Queries run.
     pub queries: usize,
-    /// Queries with at least one judgement.
+    /// Queries with at least one relevant judgement (grade > 0): the queries every mean is over.
     pub judged_queries: usize,
-    /// Judged queries without any relevant memory (excluded from the means).
+    /// Queries in the qrels whose judgements are all non-relevant (excluded from the means).
     pub queries_without_relevant: usize,
     /// Dataset lines that failed to load (reported, not fatal).
     pub load_issues: usize,
@@ -134,22 +134,30 @@ pub struct Significance {
     pub metric: String,
     /// Mean of `a - b` over the queries both setups evaluated.
     pub mean_diff: f64,
-    /// Two-sided p-value.
+    /// Two-sided p-value of this test alone.
     pub p_value: f64,
+    /// `p_value` adjusted for every test of the report (Holm-Bonferroni over the whole
+    /// `significance` list); `None` in reports from before the field.
+    #[serde(default)]
+    pub p_holm: Option<f64>,
 }
 
 /// Cross-validated tuning of the fusion weights.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tuning {
+    /// The tuned setup (one per evaluation). Empty in reports from before the field.
+    #[serde(default)]
+    pub setup: String,
     /// Number of folds.
     pub folds: usize,
     /// Metric maximised.
     pub metric: String,
     /// The chosen weights and scores per fold.
     pub per_fold: Vec<TunedFold>,
-    /// Mean held-out score: the tuned setup's reported number.
+    /// Mean held-out score over all judged queries, each counted once (fold scores weighted by
+    /// fold size): the tuned setup's reported number.
     pub mean_test: f64,
-    /// Mean training score.
+    /// Mean training score (weighted by training-set size).
     pub mean_train: f64,
     /// `mean_train - mean_test`.
     pub gap: f64,
@@ -171,6 +179,9 @@ pub struct TunedFold {
     pub train: f64,
     /// Held-out score.
     pub test: f64,
+    /// Held-out queries in this fold (0 in reports from before the field).
+    #[serde(default)]
+    pub test_queries: usize,
 }
 
 /// One point of the fusion-weight grid.
@@ -280,6 +291,7 @@ impl Significance {
             metric: metric.name().to_owned(),
             mean_diff: test.mean_diff,
             p_value: test.p_value,
+            p_holm: None,
         })
     }
 }

@@ -85,6 +85,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
         })
         .collect();
     let tuning = Tuning {
+        setup: "hybrid-tuned".into(),
         folds: 5,
         metric: "ndcg@10".into(),
         per_fold: (0..5)
@@ -94,6 +95,7 @@ fn summary(test_only: bool, extras: bool) -> Summary {
                 normalization: "minmax".into(),
                 train: 0.5,
                 test: 0.45,
+                test_queries: 10,
             })
             .collect(),
         mean_test: 0.45,
@@ -384,6 +386,7 @@ fn attached_load_run_becomes_the_latency_section() {
         p95_ms: p50 * 2.0,
         p99_ms: p50 * 3.0,
         max_ms: p50 * 4.0,
+        ..OpStats::default()
     };
     let level = |c: u32, p50: f64, throughput: f64| LoadLevel {
         phase: "cold".into(),
@@ -397,6 +400,7 @@ fn attached_load_run_becomes_the_latency_section() {
         ],
         slowest: vec![],
         server: None,
+        ..LoadLevel::default()
     };
     let run = LoadSummary {
         url: "http://127.0.0.1:9/mcp".into(),
@@ -408,6 +412,7 @@ fn attached_load_run_becomes_the_latency_section() {
         levels: vec![level(1, 7.25, 131.5), level(2, 9.75, 187.25)],
         ann: None,
         notes: vec!["a note from the load run".into()],
+        ..LoadSummary::default()
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut s = summary(false, false);

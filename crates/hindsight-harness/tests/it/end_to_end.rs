@@ -156,8 +156,29 @@ async fn evaluates_every_setup_and_writes_the_report() {
     for f in &tuning.per_fold {
         assert!((f.weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     }
-    // the tuned setup's reported ndcg@10 is the pooled held-out run, comparable with mean_test
-    assert!((0.0..=1.0).contains(&tuning.mean_test));
+    // The tuned setup's reported ndcg@10 is the pooled held-out run, and the held-out mean is
+    // the same number (each query once; the 6 judged queries make folds of 2).
+    assert_eq!(tuning.setup, "hybrid-tuned");
+    assert_eq!(
+        tuning
+            .per_fold
+            .iter()
+            .map(|f| f.test_queries)
+            .sum::<usize>(),
+        6
+    );
+    let tuned = &s.setups["hybrid-tuned"];
+    assert!(
+        (tuned.metrics["ndcg@10"] - tuning.mean_test).abs() < 1e-12,
+        "reported {} vs held-out mean {}",
+        tuned.metrics["ndcg@10"],
+        tuning.mean_test
+    );
+    assert!(
+        tuned.description.contains("3-fold"),
+        "{}",
+        tuned.description
+    );
     let sweep = s
         .half_life_sweep
         .as_ref()
@@ -169,6 +190,10 @@ async fn evaluates_every_setup_and_writes_the_report() {
     );
     assert!(sweep.iter().all(|p| p.n_queries == 1));
     assert!(!s.significance.is_empty());
+    for t in &s.significance {
+        let holm = t.p_holm.expect("every test is adjusted for the family");
+        assert!(holm >= t.p_value && holm <= 1.0, "{t:?}");
+    }
 
     let dir = tempfile::tempdir().expect("tempdir");
     write_outputs(&eval, dir.path()).expect("write");
@@ -211,4 +236,33 @@ async fn refuses_a_non_empty_store() {
     .await
     .expect_err("second");
     assert!(err.to_string().contains("empty"), "{err}");
+}
+
+#[tokio::test]
+async fn refuses_two_tuned_setups() {
+    // The summary keeps one tuning record: a second tuned setup would silently overwrite it.
+    let ds = dataset();
+    let engine = engine(32).await;
+    let tuned = default_setups()
+        .into_iter()
+        .find(|s| s.tune)
+        .expect("a built-in tuned setup");
+    let mut twin = tuned.clone();
+    twin.name = "hybrid-tuned-again".into();
+    let err = evaluate_dataset(
+        &ds,
+        &engine,
+        &[tuned, twin],
+        &EvalOptions::quick(),
+        "sqlite",
+        &|_, _, _| {},
+    )
+    .await
+    .expect_err("two tuned setups");
+    assert!(err.to_string().contains("hybrid-tuned-again"), "{err}");
+    assert_eq!(
+        engine.store().stats().await.unwrap().memories,
+        0,
+        "refused before ingest"
+    );
 }
