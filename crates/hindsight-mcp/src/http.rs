@@ -172,6 +172,8 @@ async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
             "active": s.active,
             "namespaces": s.namespaces,
             "in_flight": state.in_flight(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         }))
         .into_response(),
         Err(e) => (
