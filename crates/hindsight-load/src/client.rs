@@ -3,7 +3,7 @@
 //! It sends `initialize` once (plus `notifications/initialized`), keeps an `Mcp-Session-Id` if
 //! the server hands one out, and reads either an `application/json` body or a
 //! `text/event-stream` body (the `data:` line carrying the response to our request id).
-//! Only loopback hosts are accepted.
+//! Only loopback hosts are accepted, and redirects are not followed (one could leave loopback).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -82,8 +82,10 @@ impl McpClient {
     ) -> Result<Self, CallError> {
         let url = check_loopback(url)?;
         hindsight_embed::tls_provider();
+        // No redirects: a server's `Location` could send the load (and the token) off loopback.
         let http = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(256)
             .build()
             .map_err(|e| CallError::Transport(e.to_string()))?;
@@ -404,5 +406,59 @@ mod tests {
         let v = sse_response(body, 7).expect("found");
         assert_eq!(v["result"]["ok"], json!(true));
         assert!(sse_response(body, 8).is_err());
+    }
+
+    /// A redirect is not followed: the client gets the 307 as an HTTP error and the redirect's
+    /// target sees no request (with reqwest's default policy it got the POST, token and all).
+    /// Both servers are on 127.0.0.1; the target stands for any host off loopback.
+    #[tokio::test]
+    async fn redirects_are_not_followed() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicUsize;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let target = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let target_addr = target.local_addr().expect("addr");
+        let reached = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&reached);
+        let target_task = tokio::spawn(async move {
+            while let Ok((_sock, _)) = target.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let redirector = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/mcp", redirector.local_addr().expect("addr"));
+        let redirect_task = tokio::spawn(async move {
+            while let Ok((mut sock, _)) = redirector.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://{target_addr}/mcp\r\n\
+                     Content-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = sock.write_all(answer.as_bytes()).await;
+            }
+        });
+        let result = McpClient::connect(&url, Some("secret".into()), Duration::from_secs(5)).await;
+        assert!(
+            matches!(result, Err(CallError::Http { status: 307, .. })),
+            "{result:?}"
+        );
+        assert_eq!(
+            crate::health(&url).await,
+            None,
+            "healthz redirected: not followed"
+        );
+        assert_eq!(
+            reached.load(Ordering::SeqCst),
+            0,
+            "the redirect was followed"
+        );
+        target_task.abort();
+        redirect_task.abort();
     }
 }

@@ -5,7 +5,8 @@
 //!   caller hands in a disk-cached embedder so the texts are embedded once. [`PrefillManifest`]
 //!   records what was written.
 //! - [`McpClient`] is a minimal MCP client over streamable HTTP (JSON-RPC POSTs, JSON or SSE
-//!   answers); it refuses any host that is not loopback ([`check_loopback`]).
+//!   answers); it refuses any host that is not loopback ([`check_loopback`]) and follows no
+//!   redirect.
 //! - [`run`] drives the server with a [`Mix`] of `memory_search` / `memory_store` /
 //!   `memory_update` calls: a closed loop per concurrency level and an open loop per request
 //!   rate (latency from the intended send time), each in a `cold` [`Phase`] (every query new to
@@ -117,17 +118,24 @@ pub fn host_description() -> Option<String> {
     })
 }
 
-/// `GET /healthz` next to the MCP endpoint (memories, embedder), if the server has one.
+/// `GET /healthz` next to the MCP endpoint (memories, embedder), if the server has one
+/// (redirects are not followed: they could leave loopback).
 pub async fn health(url: &str) -> Option<Value> {
     let mut u = check_loopback(url).ok()?;
     u.set_path("/healthz");
     hindsight_embed::tls_provider();
-    let resp = reqwest::Client::new()
+    let resp = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?
         .get(u)
         .timeout(Duration::from_secs(5))
         .send()
         .await
         .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
     resp.json::<Value>().await.ok()
 }
 
