@@ -266,6 +266,13 @@ impl Recorder {
     }
 }
 
+/// The text and tags of the `i`-th memory a load run stores: a generated memory at index `i`
+/// (so its customer, order and ticket vary as the prefill's do) marked with the run and `i`.
+pub(crate) fn load_memory(seed: u64, run_id: u64, i: u64) -> (String, Vec<String>) {
+    let m = synth::memory_at(i as usize, "x", seed ^ i ^ (run_id << 20));
+    (format!("{} (load {run_id:x}-{i})", m.content), m.tags)
+}
+
 impl Workload {
     fn args(&self, mut v: Value) -> Value {
         if let (Some(ns), Some(obj)) = (&self.namespace, v.as_object_mut()) {
@@ -329,12 +336,8 @@ impl Workload {
         let (op, name, args) = match op {
             STORE => {
                 let i = self.counter.fetch_add(1, Ordering::Relaxed);
-                let mut m = synth::memories(1, "x", self.seed ^ i ^ (self.run_id << 20))
-                    .pop()
-                    .map(|m| (m.content, m.tags))
-                    .unwrap_or_default();
-                m.0 = format!("{} (load {:x}-{i})", m.0, self.run_id);
-                (STORE, STORE, json!({"content": m.0, "tags": m.1}))
+                let (content, tags) = load_memory(self.seed, self.run_id, i);
+                (STORE, STORE, json!({"content": content, "tags": tags}))
             }
             UPDATE => {
                 let id = {
@@ -563,5 +566,31 @@ mod tests {
         assert_eq!(slowest, ["slow", "q100", "q99", "q98", "q97"]);
         assert!((level.slowest[0].ms - 250.0).abs() < 1e-9);
         assert_eq!(all.error_kinds["http-500"], 1);
+    }
+
+    /// Load-time stores vary their customer, order and ticket as the prefill does; they used to
+    /// be drawn at index 0 every time (customer C-100000, order ORD-000017, ticket OPS-1000).
+    #[test]
+    fn generated_stores_vary_their_identifiers() {
+        let mut ids = std::collections::HashSet::new();
+        let mut texts = std::collections::HashSet::new();
+        for i in 0..200 {
+            let (text, tags) = load_memory(0x10AD, 0xABC, i);
+            assert!(text.ends_with(&format!("(load abc-{i})")), "{text}");
+            assert!(!tags.is_empty());
+            ids.extend(
+                text.split(|c: char| c.is_whitespace() || "(),.:;：，。".contains(c))
+                    .filter(|w| ["C-", "ORD-", "OPS-"].iter().any(|p| w.starts_with(p)))
+                    .map(str::to_owned),
+            );
+            texts.insert(text);
+        }
+        assert_eq!(texts.len(), 200);
+        assert!(
+            ids.len() >= 190,
+            "{} distinct identifiers: {ids:?}",
+            ids.len()
+        );
+        assert!(ids.iter().any(|id| id.starts_with("C-")));
     }
 }

@@ -140,6 +140,13 @@ pub fn memories(n: usize, namespace: &str, seed: u64) -> Vec<NewMemory> {
     (0..n).map(|i| memory(&mut rng, i, namespace)).collect()
 }
 
+/// The memory at index `i` alone, drawn from a generator seeded with `seed`: its identifiers
+/// (customer, order, ticket) follow from `i` as in [`memories`], its template and names from
+/// `seed`. The load run's stores use it with a growing `i`, so they vary as the prefill does.
+pub fn memory_at(i: usize, namespace: &str, seed: u64) -> NewMemory {
+    memory(&mut ChaCha8Rng::seed_from_u64(seed), i, namespace)
+}
+
 fn memory(rng: &mut ChaCha8Rng, i: usize, namespace: &str) -> NewMemory {
     let customer = format!("C-{:06}", 100_000 + (i * 7919) % 900_000);
     let order = format!("ORD-{:06}", (i * 104_729 + 17) % 1_000_000);
