@@ -34,8 +34,8 @@ pub use metrics::{
     aggregate_by_tag, evaluate, evaluate_query, parse_qrels, parse_run, rank_hits,
 };
 pub use report::{
-    AnnRecall, AnnSweepRow, Int8SweepRow, LoadLevel, LoadSummary, OpStats, PrefilterSweepRow,
-    ServerProfile, SlowCall, StageStats, write_load_report,
+    AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,
+    PrefilterSweepRow, ServerProfile, SlowCall, StageStats, write_load_report,
 };
 pub use report::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, PlotFile, ReportFiles, SetupReport,

@@ -9,9 +9,16 @@
 //!   redirect.
 //! - [`run`] drives the server with a [`Mix`] of `memory_search` / `memory_store` /
 //!   `memory_update` calls: a closed loop per concurrency level and an open loop per request
-//!   rate (latency from the intended send time), each in a `cold` [`Phase`] (every query new to
-//!   the server) and a `warm` one (repeated, pre-warmed queries). Latencies go into HDR
-//!   histograms; the result is a [`hindsight_eval::LoadSummary`], which `hindsight-eval` renders.
+//!   rate, each in a `cold` [`Phase`] (every query new to the server) and a `warm` one
+//!   (repeated, pre-warmed queries). The open loop measures latency from each request's intended
+//!   send time, keeps its actual send time too (the dispatch lag), sends nothing after the
+//!   level's duration (requests still waiting for an in-flight slot are counted as not sent)
+//!   and waits at most the request timeout for the calls in flight. Latencies of successful
+//!   calls go into HDR histograms (to [`HISTOGRAM_MAX`]; a longer one is counted as capped);
+//!   failed calls are counted by operation and kind. Each level also records the most requests
+//!   in flight and the store's memory count before and after it. The result is a
+//!   [`hindsight_eval::LoadSummary`] with the run's settings and the server's build, which
+//!   `hindsight-eval` renders.
 //! - [`ann_recall`] measures HNSW recall@k against the exact scan over real stored vectors.
 
 mod client;
@@ -23,12 +30,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use hindsight_eval::{LoadLevel, LoadSummary};
+use hindsight_eval::{LoadConfig, LoadLevel, LoadSummary};
 use serde_json::Value;
 
 pub use client::{CallError, McpClient, check_loopback};
 pub use prefill::{MANIFEST, PrefillManifest, ann_recall, prefill, prefill_records};
-pub use run::{Bounds, Mix, Phase, SEARCH, STORE, UPDATE, Workload};
+pub use run::{Bounds, HISTOGRAM_MAX, Mix, Phase, SEARCH, STORE, UPDATE, Workload};
 pub use synth::{cold_query, memories, queries};
 
 /// Errors of the load harness.
@@ -65,7 +72,8 @@ pub struct RunConfig {
     pub generated_queries: usize,
     pub namespace: Option<String>,
     pub seed: u64,
-    /// Per-request timeout.
+    /// Per-request timeout (at most [`HISTOGRAM_MAX`]); also how long an open level waits for
+    /// its calls in flight after its duration.
     pub timeout: Duration,
     /// Unmeasured requests of the mix before the first level ([`Phase::Cold`] queries, which
     /// are never sent again; stores and updates too, so the store grows by their share). The
@@ -139,6 +147,37 @@ pub async fn health(url: &str) -> Option<Value> {
     resp.json::<Value>().await.ok()
 }
 
+/// The store's memory count from `/healthz`, if the server reports it.
+async fn memory_count(url: &str) -> Option<u64> {
+    health(url).await?.get("memories")?.as_u64()
+}
+
+/// The server's version and build profile from `/healthz` (`0.1.0, release build`).
+fn server_build(healthz: &Value) -> Option<String> {
+    let version = healthz.get("version").and_then(Value::as_str);
+    let profile = healthz.get("profile").and_then(Value::as_str);
+    match (version, profile) {
+        (Some(v), Some(p)) => Some(format!("{v}, {p} build")),
+        (Some(v), None) => Some(v.to_owned()),
+        (None, Some(p)) => Some(format!("{p} build")),
+        (None, None) => None,
+    }
+}
+
+/// Runs one level with the server's profile reset before and read after it, and the store's
+/// memory count read before and after (outside the level's measured time).
+async fn level_with_context(
+    workload: &Workload,
+    url: &str,
+    level: impl Future<Output = LoadLevel>,
+) -> LoadLevel {
+    let before = memory_count(url).await;
+    let mut level = workload.client.profiled(level).await;
+    level.memories_before = before;
+    level.memories_after = memory_count(url).await;
+    level
+}
+
 /// Runs every phase and level of `config` against the server; `logged` are query texts from a
 /// query log (the shipped dataset's), mixed with generated ones. `on_level` sees each level as it
 /// finishes (progress output).
@@ -147,6 +186,13 @@ pub async fn run(
     logged: Vec<String>,
     mut on_level: impl FnMut(&LoadLevel),
 ) -> Result<LoadSummary, LoadError> {
+    if config.timeout.is_zero() || config.timeout > HISTOGRAM_MAX {
+        return Err(LoadError::Input(format!(
+            "the request timeout must be above 0 and at most {} s (the latency histograms' top), not {} s",
+            HISTOGRAM_MAX.as_secs(),
+            config.timeout.as_secs_f64()
+        )));
+    }
     let started_at = chrono::Utc::now().to_rfc3339();
     let client = McpClient::connect(&config.url, config.token.clone(), config.timeout).await?;
     let healthz = health(&config.url).await;
@@ -205,18 +251,28 @@ pub async fn run(
             }
         }
         for &c in &config.concurrency {
-            let level = workload
-                .client
-                .profiled(workload.closed_loop(phase, c.max(1), config.bounds))
-                .await;
+            let level = level_with_context(
+                &workload,
+                &config.url,
+                workload.closed_loop(phase, c.max(1), config.bounds),
+            )
+            .await;
             on_level(&level);
             levels.push(level);
         }
         for &rate in &config.rates {
-            let level = workload
-                .client
-                .profiled(workload.open_loop(phase, rate, config.max_inflight, config.bounds))
-                .await;
+            let level = level_with_context(
+                &workload,
+                &config.url,
+                workload.open_loop(
+                    phase,
+                    rate,
+                    config.max_inflight,
+                    config.bounds,
+                    config.timeout,
+                ),
+            )
+            .await;
             on_level(&level);
             levels.push(level);
         }
@@ -251,7 +307,21 @@ pub async fn run(
             })
         }),
         host: host_description(),
+        server_build: healthz.as_ref().and_then(server_build),
         mix: config.mix.as_map(),
+        config: Some(LoadConfig {
+            duration_s: config.bounds.duration.as_secs_f64(),
+            max_requests: config.bounds.max_requests,
+            timeout_s: config.timeout.as_secs_f64(),
+            top_k: config.top_k as u64,
+            warmup_requests: config.warmup_requests,
+            warm_queries: workload.warm as u64,
+            generated_queries: config.generated_queries as u64,
+            max_inflight: config.max_inflight,
+            seed: config.seed,
+            namespace: config.namespace.clone(),
+            max_error_rate: None,
+        }),
         levels,
         ann: None,
         notes,

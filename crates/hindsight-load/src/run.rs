@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use hindsight_eval::{LoadLevel, OpStats, SlowCall};
+use hindsight_eval::{DispatchLag, LoadLevel, OpStats, SlowCall};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
@@ -143,25 +143,64 @@ pub struct Bounds {
 /// Slow calls a level keeps, with their requests, for the report.
 const SLOWEST_KEPT: usize = 5;
 
+/// The latency histograms' top: 10 minutes. A longer latency is recorded at it and counted as
+/// capped; [`crate::run`] refuses a request timeout above it.
+pub const HISTOGRAM_MAX: Duration = Duration::from_secs(600);
+
+/// What one level recorded: per operation the successful calls' latencies, the completed calls
+/// and the failures by kind, and the slowest calls; the open loop adds its dispatch lag.
 struct Recorder {
-    hist: BTreeMap<&'static str, Histogram<u64>>,
+    /// Latencies of successful calls (µs).
+    ok: BTreeMap<&'static str, Histogram<u64>>,
+    /// Completed calls, successful or not.
+    calls: BTreeMap<&'static str, u64>,
     errors: BTreeMap<&'static str, BTreeMap<String, u64>>,
+    /// Successful calls whose latency was above [`HISTOGRAM_MAX`].
+    capped: BTreeMap<&'static str, u64>,
+    /// Open loop: actual send time minus due time (µs).
+    lag: Histogram<u64>,
     /// The slowest calls so far, slowest first (at most `SLOWEST_KEPT`).
     slowest: Vec<SlowCall>,
 }
 
 fn new_hist() -> Histogram<u64> {
     // 1 µs .. 10 min, 3 significant digits; the bounds are constants, so this cannot fail.
-    Histogram::new_with_bounds(1, 600_000_000, 3).unwrap_or_else(|_| {
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX.as_micros() as u64, 3).unwrap_or_else(|_| {
         Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is valid"))
     })
+}
+
+/// `d` in whole µs for a histogram: at least 1, at most [`HISTOGRAM_MAX`]; true when capped.
+fn hist_us(d: Duration) -> (u64, bool) {
+    let top = HISTOGRAM_MAX.as_micros() as u64;
+    let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
+    (us.min(top), us > top)
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+/// How a level was driven, for [`Recorder::level`].
+struct LevelShape {
+    phase: Phase,
+    mode: &'static str,
+    /// Clients (closed) or the in-flight cap (open).
+    concurrency: u32,
+    rate: Option<f64>,
+    secs: f64,
+    peak_inflight: u32,
+    not_sent: u64,
 }
 
 impl Recorder {
     fn new() -> Self {
         Recorder {
-            hist: BTreeMap::new(),
+            ok: BTreeMap::new(),
+            calls: BTreeMap::new(),
             errors: BTreeMap::new(),
+            capped: BTreeMap::new(),
+            lag: new_hist(),
             slowest: Vec::new(),
         }
     }
@@ -177,6 +216,7 @@ impl Recorder {
         self.slowest.truncate(SLOWEST_KEPT);
     }
 
+    /// One completed call: its latency goes into the histogram only when it succeeded.
     fn record(
         &mut self,
         op: &'static str,
@@ -188,52 +228,75 @@ impl Recorder {
             op: op.to_owned(),
             ms: latency.as_secs_f64() * 1000.0,
             request,
+            error: result.as_ref().err().cloned(),
         });
-        let us = u64::try_from(latency.as_micros())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        self.hist
-            .entry(op)
-            .or_insert_with(new_hist)
-            .saturating_record(us);
-        if let Err(label) = result {
-            *self.errors.entry(op).or_default().entry(label).or_default() += 1;
+        *self.calls.entry(op).or_default() += 1;
+        match result {
+            Ok(()) => {
+                let (us, capped) = hist_us(latency);
+                self.ok
+                    .entry(op)
+                    .or_insert_with(new_hist)
+                    .saturating_record(us);
+                if capped {
+                    *self.capped.entry(op).or_default() += 1;
+                }
+            }
+            Err(label) => {
+                *self.errors.entry(op).or_default().entry(label).or_default() += 1;
+            }
         }
+    }
+
+    /// How late the open loop sent a request (actual minus intended send time).
+    fn record_lag(&mut self, lag: Duration) {
+        self.lag.saturating_record(hist_us(lag).0);
     }
 
     fn merge(&mut self, other: Recorder) {
         for call in other.slowest {
             self.keep_if_slow(call);
         }
-        for (op, h) in other.hist {
-            let mine = self.hist.entry(op).or_insert_with(new_hist);
+        for (op, h) in other.ok {
+            let mine = self.ok.entry(op).or_insert_with(new_hist);
             // Same bounds on both sides: adding cannot fail.
             let _ = mine.add(&h);
+        }
+        for (op, n) in other.calls {
+            *self.calls.entry(op).or_default() += n;
+        }
+        for (op, n) in other.capped {
+            *self.capped.entry(op).or_default() += n;
         }
         for (op, errs) in other.errors {
             for (label, n) in errs {
                 *self.errors.entry(op).or_default().entry(label).or_default() += n;
             }
         }
+        let _ = self.lag.add(&other.lag);
     }
 
-    fn level(
-        &self,
-        phase: Phase,
-        mode: &str,
-        concurrency: u32,
-        rate: Option<f64>,
-        secs: f64,
-    ) -> LoadLevel {
-        let stats = |op: String, h: &Histogram<u64>, errors: BTreeMap<String, u64>| {
+    fn level(&self, shape: LevelShape) -> LoadLevel {
+        let secs = shape.secs;
+        let empty = new_hist();
+        let stats = |op: String,
+                     calls: u64,
+                     h: &Histogram<u64>,
+                     errors: BTreeMap<String, u64>,
+                     capped: u64| {
             let n_err: u64 = errors.values().sum();
-            let ms = |us: u64| us as f64 / 1000.0;
             OpStats {
                 op,
-                count: h.len(),
+                count: calls,
                 errors: n_err,
+                error_rate: Some(if calls == 0 {
+                    0.0
+                } else {
+                    n_err as f64 / calls as f64
+                }),
                 error_kinds: errors,
-                throughput: h.len().saturating_sub(n_err) as f64 / secs.max(1e-9),
+                throughput: h.len() as f64 / secs.max(1e-9),
+                capped,
                 mean_ms: h.mean() / 1000.0,
                 p50_ms: ms(h.value_at_quantile(0.5)),
                 p95_ms: ms(h.value_at_quantile(0.95)),
@@ -244,25 +307,68 @@ impl Recorder {
         let mut ops = Vec::new();
         let mut all = new_hist();
         let mut all_errors: BTreeMap<String, u64> = BTreeMap::new();
-        for (op, h) in &self.hist {
+        let (mut all_calls, mut all_capped) = (0, 0);
+        for (op, &calls) in &self.calls {
+            let h = self.ok.get(op).unwrap_or(&empty);
             let _ = all.add(h);
             let errors = self.errors.get(op).cloned().unwrap_or_default();
             for (k, v) in &errors {
                 *all_errors.entry(k.clone()).or_default() += v;
             }
-            ops.push(stats((*op).to_owned(), h, errors));
+            let capped = self.capped.get(op).copied().unwrap_or(0);
+            all_calls += calls;
+            all_capped += capped;
+            ops.push(stats((*op).to_owned(), calls, h, errors, capped));
         }
-        ops.push(stats("all".to_owned(), &all, all_errors));
+        ops.push(stats(
+            "all".to_owned(),
+            all_calls,
+            &all,
+            all_errors,
+            all_capped,
+        ));
+        let open = shape.mode == "open";
         LoadLevel {
-            phase: phase.as_str().to_owned(),
-            mode: mode.to_owned(),
-            concurrency,
-            target_rate: rate,
+            phase: shape.phase.as_str().to_owned(),
+            mode: shape.mode.to_owned(),
+            concurrency: shape.concurrency,
+            target_rate: shape.rate,
             duration_s: secs,
             ops,
             slowest: self.slowest.clone(),
             server: None,
+            peak_inflight: Some(shape.peak_inflight),
+            not_sent: shape.not_sent,
+            dispatch_lag: (open && !self.lag.is_empty()).then(|| DispatchLag {
+                p50_ms: ms(self.lag.value_at_quantile(0.5)),
+                p99_ms: ms(self.lag.value_at_quantile(0.99)),
+                max_ms: ms(self.lag.max()),
+            }),
+            memories_before: None,
+            memories_after: None,
         }
+    }
+}
+
+/// Requests in flight now and the most at once.
+#[derive(Default)]
+struct InFlight {
+    now: AtomicU32,
+    peak: AtomicU32,
+}
+
+impl InFlight {
+    fn enter(&self) {
+        let n = self.now.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak.fetch_max(n, Ordering::Relaxed);
+    }
+
+    fn leave(&self) {
+        self.now.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn peak(&self) -> u32 {
+        self.peak.load(Ordering::Relaxed)
     }
 }
 
@@ -406,7 +512,9 @@ impl Workload {
         errors
     }
 
-    /// Closed loop: `concurrency` clients, each sending its next request when the last answered.
+    /// Closed loop: `concurrency` clients, each sending its next request when the last answered,
+    /// until the level's duration or request cap is spent (a call in flight then still runs to
+    /// its answer or the request timeout).
     pub async fn closed_loop(
         self: &Arc<Self>,
         phase: Phase,
@@ -416,10 +524,12 @@ impl Workload {
         let started = Instant::now();
         let deadline = started + bounds.duration;
         let budget = Arc::new(AtomicU64::new(bounds.max_requests));
+        let inflight = Arc::new(InFlight::default());
         let mut tasks = Vec::new();
         for worker in 0..concurrency {
             let w = Arc::clone(self);
             let budget = Arc::clone(&budget);
+            let inflight = Arc::clone(&inflight);
             tasks.push(tokio::spawn(async move {
                 let mut rng = ChaCha8Rng::seed_from_u64(
                     w.seed ^ (u64::from(worker) << 32) ^ w.counter.load(Ordering::Relaxed),
@@ -432,7 +542,9 @@ impl Workload {
                 {
                     let op = w.mix.pick(&mut rng);
                     let t = Instant::now();
+                    inflight.enter();
                     let (op, request, result) = w.one(op, phase, &mut rng).await;
+                    inflight.leave();
                     rec.record(op, t.elapsed(), request, result);
                 }
                 rec
@@ -445,25 +557,32 @@ impl Workload {
                 Err(e) => tracing::warn!(error = %e, "load worker panicked"),
             }
         }
-        total.level(
+        total.level(LevelShape {
             phase,
-            "closed",
+            mode: "closed",
             concurrency,
-            None,
-            started.elapsed().as_secs_f64(),
-        )
+            rate: None,
+            secs: started.elapsed().as_secs_f64(),
+            peak_inflight: inflight.peak(),
+            not_sent: 0,
+        })
     }
 
     /// Open loop: requests are due at `rate` per second regardless of answers; latency counts
     /// from the due time (coordinated-omission correction), so a stalled server shows up as
     /// latency instead of as fewer requests. At most `max_inflight` requests run at once; a
-    /// request waiting for a slot is already late, and that wait is counted.
+    /// request waiting for a slot is already late, and that wait is counted. Nothing is sent
+    /// after the level's duration: requests still waiting for a slot then are counted as
+    /// `not_sent`, and the ones in flight get at most `drain` (the request timeout) more to
+    /// finish before they are abandoned (counted as errors, `abandoned`). Each request's
+    /// actual send time is kept beside its due time (the dispatch lag).
     pub async fn open_loop(
         self: &Arc<Self>,
         phase: Phase,
         rate: f64,
         max_inflight: u32,
         bounds: Bounds,
+        drain: Duration,
     ) -> LoadLevel {
         let started = Instant::now();
         let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
@@ -471,36 +590,76 @@ impl Workload {
             ((bounds.duration.as_secs_f64() * rate).floor() as u64).min(bounds.max_requests);
         let slots = Arc::new(tokio::sync::Semaphore::new(max_inflight.max(1) as usize));
         let recorder = Arc::new(std::sync::Mutex::new(Recorder::new()));
+        let inflight = Arc::new(InFlight::default());
         let mut rng =
             ChaCha8Rng::seed_from_u64(self.seed ^ 0x0BE7 ^ self.counter.load(Ordering::Relaxed));
-        let mut tasks = Vec::with_capacity(total_due as usize);
+        let mut tasks = Vec::new();
         let t0 = tokio::time::Instant::now();
+        let deadline = t0 + bounds.duration;
+        let mut sent = 0u64;
         for i in 0..total_due {
             let due = t0 + interval.mul_f64(i as f64);
+            if due >= deadline {
+                break;
+            }
             tokio::time::sleep_until(due).await;
-            let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+            let slot = tokio::time::timeout_at(deadline, Arc::clone(&slots).acquire_owned());
+            let Ok(Ok(permit)) = slot.await else {
+                // The deadline came while waiting for a slot (or the semaphore closed).
                 break;
             };
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            sent += 1;
             let w = Arc::clone(self);
             let rec = Arc::clone(&recorder);
+            let inflight = Arc::clone(&inflight);
             let op = self.mix.pick(&mut rng);
             let mut task_rng = ChaCha8Rng::seed_from_u64(rng.random());
-            tasks.push(tokio::spawn(async move {
+            let task = tokio::spawn(async move {
+                let lag = due.elapsed();
+                inflight.enter();
                 let (op, request, result) = w.one(op, phase, &mut task_rng).await;
                 let latency = due.elapsed();
+                inflight.leave();
                 drop(permit);
                 if let Ok(mut r) = rec.lock() {
+                    r.record_lag(lag);
                     r.record(op, latency, request, result);
                 }
-            }));
+            });
+            tasks.push((task, op, due));
         }
-        for t in tasks {
-            let _ = t.await;
+        let not_sent = total_due - sent;
+        // The calls in flight end by the request timeout; a margin over it, then give up.
+        let drain_until = tokio::time::Instant::now() + drain + Duration::from_secs(1);
+        for (mut task, op, due) in tasks {
+            if tokio::time::timeout_at(drain_until, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+                // Recorded here only if the abort, not the call's own end, stopped it.
+                if task.await.is_err_and(|e| e.is_cancelled())
+                    && let Ok(mut r) = recorder.lock()
+                {
+                    r.record(op, due.elapsed(), String::new(), Err("abandoned".into()));
+                }
+            }
         }
-        let secs = started.elapsed().as_secs_f64();
+        let shape = LevelShape {
+            phase,
+            mode: "open",
+            concurrency: max_inflight,
+            rate: Some(rate),
+            secs: started.elapsed().as_secs_f64(),
+            peak_inflight: inflight.peak(),
+            not_sent,
+        };
         match recorder.lock() {
-            Ok(r) => r.level(phase, "open", max_inflight, Some(rate), secs),
-            Err(_) => Recorder::new().level(phase, "open", max_inflight, Some(rate), secs),
+            Ok(r) => r.level(shape),
+            Err(_) => Recorder::new().level(shape),
         }
     }
 }
@@ -554,7 +713,7 @@ mod tests {
         other.record(SEARCH, Duration::from_millis(250), "slow".into(), Ok(()));
         other.record(SEARCH, Duration::from_millis(2), "fast".into(), Ok(()));
         r.merge(other);
-        let level = r.level(Phase::Warm, "closed", 4, None, 2.0);
+        let level = r.level(shape(Phase::Warm, "closed", 2.0));
         let s = level.op(SEARCH).expect("search stats");
         assert_eq!(s.count, 102);
         assert!((s.p50_ms - 50.0).abs() < 1.1, "{}", s.p50_ms);
@@ -566,6 +725,85 @@ mod tests {
         assert_eq!(slowest, ["slow", "q100", "q99", "q98", "q97"]);
         assert!((level.slowest[0].ms - 250.0).abs() < 1e-9);
         assert_eq!(all.error_kinds["http-500"], 1);
+        assert_eq!(level.peak_inflight, Some(3));
+        assert!(level.dispatch_lag.is_none(), "a closed level has no lag");
+    }
+
+    fn shape(phase: Phase, mode: &'static str, secs: f64) -> LevelShape {
+        LevelShape {
+            phase,
+            mode,
+            concurrency: 4,
+            rate: (mode == "open").then_some(10.0),
+            secs,
+            peak_inflight: 3,
+            not_sent: 0,
+        }
+    }
+
+    /// A failed call counts (count, errors, error rate, its kind) but its time stays out of the
+    /// latencies: 9 fast successes and a 30 s timeout have a 30 s max only if failures mix in.
+    #[test]
+    fn failed_calls_stay_out_of_the_latencies() {
+        let mut r = Recorder::new();
+        for ms in 1..=9u64 {
+            r.record(SEARCH, Duration::from_millis(ms), format!("q{ms}"), Ok(()));
+        }
+        r.record(
+            SEARCH,
+            Duration::from_secs(30),
+            "timed out".into(),
+            Err("transport".into()),
+        );
+        r.record(
+            STORE,
+            Duration::from_secs(2),
+            "t".into(),
+            Err("http-503".into()),
+        );
+        let level = r.level(shape(Phase::Cold, "closed", 1.0));
+        let s = level.op(SEARCH).expect("search");
+        assert_eq!((s.count, s.errors, s.error_rate), (10, 1, Some(0.1)));
+        assert!(s.max_ms < 10.0 && s.p99_ms < 10.0, "{s:?}");
+        assert!(
+            (s.throughput - 9.0).abs() < 1e-9,
+            "successful calls a second"
+        );
+        // An operation whose every call failed: counted, no latencies.
+        let st = level.op(STORE).expect("store");
+        assert_eq!((st.count, st.errors, st.error_rate), (1, 1, Some(1.0)));
+        assert_eq!((st.p50_ms, st.max_ms, st.throughput), (0.0, 0.0, 0.0));
+        let all = level.op("all").expect("all");
+        assert_eq!((all.count, all.errors), (11, 2));
+        assert!(all.max_ms < 10.0, "{all:?}");
+        assert!((level.error_share() - 2.0 / 11.0).abs() < 1e-12);
+        // The timed-out call is still the slowest call, marked as failed.
+        assert_eq!(level.slowest[0].request, "timed out");
+        assert_eq!(level.slowest[0].error.as_deref(), Some("transport"));
+        assert_eq!(level.slowest.last().and_then(|c| c.error.as_deref()), None);
+    }
+
+    /// A latency above the histogram's top is recorded at the top and counted, not hidden.
+    #[test]
+    fn latencies_over_the_histogram_top_are_counted() {
+        let mut r = Recorder::new();
+        r.record(SEARCH, Duration::from_millis(3), "q".into(), Ok(()));
+        r.record(SEARCH, HISTOGRAM_MAX, "at the top".into(), Ok(()));
+        r.record(SEARCH, HISTOGRAM_MAX * 2, "over".into(), Ok(()));
+        r.record_lag(Duration::from_millis(2));
+        let level = r.level(shape(Phase::Cold, "open", 1.0));
+        let s = level.op(SEARCH).expect("search");
+        assert_eq!((s.count, s.capped), (3, 1), "{s:?}");
+        assert_eq!(level.op("all").map(|o| o.capped), Some(1));
+        let top_ms = HISTOGRAM_MAX.as_secs_f64() * 1000.0;
+        assert!(
+            s.max_ms >= top_ms * 0.999 && s.max_ms <= top_ms * 1.001,
+            "{s:?}"
+        );
+        // The slow-call list keeps the real time.
+        assert_eq!(level.slowest[0].ms, 2.0 * top_ms);
+        let lag = level.dispatch_lag.expect("an open level has a lag");
+        assert!((1.9..=2.1).contains(&lag.p50_ms), "{lag:?}");
     }
 
     /// Load-time stores vary their customer, order and ticket as the prefill does; they used to

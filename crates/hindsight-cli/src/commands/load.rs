@@ -81,14 +81,27 @@ pub struct RunArgs {
     pub recall_data: Option<PathBuf>,
     #[arg(long, default_value_t = 0x10AD)]
     pub seed: u64,
-    /// Per-request timeout in seconds.
+    /// Per-request timeout in seconds, at most 600 (the latency histograms' top). An open level
+    /// also waits at most this long for its calls in flight after its duration.
     #[arg(long, default_value_t = 30.0)]
     pub timeout_s: f64,
+    /// Open loop: most requests in flight at once (a request due while all are busy waits for
+    /// one, and that wait counts in its latency).
+    #[arg(long, default_value_t = 256)]
+    pub max_inflight: u32,
+    /// A level with a larger share of failed calls (errors over completed calls) makes the
+    /// command exit 1, after the report is written. Requests an open level never sent are
+    /// reported beside (`not_sent`), not counted here.
+    #[arg(long, default_value_t = DEFAULT_MAX_ERROR_RATE)]
+    pub max_error_rate: f64,
     /// Unmeasured requests of the mix (with queries never sent again) before the first level,
     /// so that it measures a running server, not the first calls after its start.
     #[arg(long, default_value_t = 200)]
     pub warmup: u64,
 }
+
+/// `--max-error-rate`'s default: one failed call in a hundred fails the run.
+pub const DEFAULT_MAX_ERROR_RATE: f64 = 0.01;
 
 #[derive(Debug, ClapArgs)]
 pub struct RecallArgs {
@@ -219,16 +232,27 @@ fn recall(
     Ok(hindsight_load::ann_recall(&vectors, &queries, 10, config))
 }
 
+/// How a level was driven: `c=4` (closed loop), `@50/s cap=256 peak=12` (open loop).
+fn level_label(l: &LoadLevel) -> String {
+    match (l.clients(), l.target_rate) {
+        (Some(c), _) => format!("c={c}"),
+        (None, rate) => format!(
+            "@{}/s cap={} peak={}",
+            rate.map_or_else(|| "?".to_owned(), |r| r.to_string()),
+            l.concurrency,
+            l.peak_inflight
+                .map_or_else(|| "?".to_owned(), |p| p.to_string())
+        ),
+    }
+}
+
 fn print_level(l: &LoadLevel) {
-    let rate = l
-        .target_rate
-        .map_or_else(String::new, |r| format!(" @{r}/s"));
+    let label = level_label(l);
     for o in &l.ops {
         eprintln!(
-            "{:>4} {:>6} c={:<3}{rate} {:<14} n={:<6} err={:<4} {:>8.1}/s p50={:>7.2} p95={:>7.2} p99={:>7.2} max={:>8.2} ms",
+            "{:>4} {:>6} {label} {:<14} n={:<6} err={:<4} {:>8.1}/s p50={:>7.2} p95={:>7.2} p99={:>7.2} max={:>8.2} ms (successful calls)",
             l.phase,
             l.mode,
-            l.concurrency,
             o.op,
             o.count,
             o.errors,
@@ -239,6 +263,47 @@ fn print_level(l: &LoadLevel) {
             o.max_ms
         );
     }
+    if let Some(lag) = &l.dispatch_lag {
+        eprintln!(
+            "{:>4} {:>6} {label} sent late by p50={:.2} p99={:.2} max={:.2} ms (included in the latencies above)",
+            l.phase, l.mode, lag.p50_ms, lag.p99_ms, lag.max_ms
+        );
+    }
+    if l.not_sent > 0 {
+        eprintln!(
+            "{:>4} {:>6} {label} {} requests were due but never sent: the level ended while they waited for an in-flight slot",
+            l.phase, l.mode, l.not_sent
+        );
+    }
+}
+
+/// The levels whose share of failed calls is above `max`, one line each (empty: none).
+fn failing_levels(summary: &LoadSummary, max: f64) -> Vec<String> {
+    summary
+        .levels
+        .iter()
+        .filter(|l| l.error_share() > max)
+        .map(|l| {
+            let kinds = l
+                .op("all")
+                .map(|o| {
+                    o.error_kinds
+                        .iter()
+                        .map(|(k, n)| format!("{k} x{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            format!(
+                "{} {} {}: {:.1}% of {} calls failed ({kinds})",
+                l.phase,
+                l.mode,
+                level_label(l),
+                100.0 * l.error_share(),
+                l.op("all").map_or(0, |o| o.count)
+            )
+        })
+        .collect()
 }
 
 async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
@@ -261,11 +326,22 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
     if a.rates.iter().any(|&r| !(r > 0.0 && r <= 100_000.0)) {
         bail!("--rates values must be in (0, 100000]");
     }
+    let max_timeout = hindsight_load::HISTOGRAM_MAX.as_secs_f64();
+    if !(a.timeout_s > 0.0 && a.timeout_s <= max_timeout) {
+        bail!("--timeout-s must be in (0, {max_timeout}] (the latency histograms' top)");
+    }
+    if !(0.0..=1.0).contains(&a.max_error_rate) {
+        bail!("--max-error-rate must be in [0, 1]");
+    }
+    if a.max_inflight == 0 {
+        bail!("--max-inflight must be at least 1");
+    }
     let config = RunConfig {
         url: a.url.clone(),
         token: a.token.clone(),
         concurrency: a.concurrency.clone(),
         rates: a.rates.clone(),
+        max_inflight: a.max_inflight,
         phases,
         bounds: Bounds {
             duration: Duration::from_secs_f64(a.duration_s),
@@ -277,7 +353,7 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
         top_k: a.top_k,
         namespace: a.namespace.clone(),
         seed: a.seed,
-        timeout: Duration::from_secs_f64(a.timeout_s.max(0.1)),
+        timeout: Duration::from_secs_f64(a.timeout_s),
         warmup_requests: a.warmup,
         ..RunConfig::default()
     };
@@ -291,6 +367,9 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
     let mut summary: LoadSummary = hindsight_load::run(&config, logged, print_level)
         .await
         .context("running the load")?;
+    if let Some(c) = summary.config.as_mut() {
+        c.max_error_rate = Some(a.max_error_rate);
+    }
     if let Some(dir) = &a.recall_data {
         match recall(
             cli,
@@ -317,5 +396,204 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
+    let failing = failing_levels(&summary, a.max_error_rate);
+    if !failing.is_empty() {
+        eprintln!(
+            "load: FAILED: {} level(s) with more than {}% failed calls (--max-error-rate {}); the report was written:",
+            failing.len(),
+            100.0 * a.max_error_rate,
+            a.max_error_rate
+        );
+        for line in &failing {
+            eprintln!("  {line}");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use hindsight_eval::OpStats;
+
+    fn level(phase: &str, mode: &str, errors: u64, count: u64) -> LoadLevel {
+        LoadLevel {
+            phase: phase.into(),
+            mode: mode.into(),
+            concurrency: if mode == "open" { 256 } else { 4 },
+            target_rate: (mode == "open").then_some(50.0),
+            ops: vec![OpStats {
+                op: "all".into(),
+                count,
+                errors,
+                error_kinds: std::collections::BTreeMap::from([("http-503".to_owned(), errors)]),
+                ..OpStats::default()
+            }],
+            peak_inflight: Some(9),
+            ..LoadLevel::default()
+        }
+    }
+
+    /// A level fails when its share of failed calls is above the limit, not at it; the line
+    /// names the level by its clients or its rate, cap and peak.
+    #[test]
+    fn levels_above_the_error_rate_fail() {
+        let summary = LoadSummary {
+            levels: vec![
+                level("cold", "closed", 1, 100),
+                level("cold", "closed", 2, 100),
+                level("warm", "open", 50, 100),
+                level("warm", "closed", 0, 0),
+            ],
+            ..LoadSummary::default()
+        };
+        let failing = failing_levels(&summary, 0.01);
+        assert_eq!(
+            failing,
+            [
+                "cold closed c=4: 2.0% of 100 calls failed (http-503 x2)",
+                "warm open @50/s cap=256 peak=9: 50.0% of 100 calls failed (http-503 x50)",
+            ]
+        );
+        assert!(failing_levels(&summary, 0.5).is_empty());
+        assert_eq!(failing_levels(&summary, 0.0).len(), 3);
+    }
+
+    /// An in-process server on 127.0.0.1 (test-only hash embedder) and the signal that stops it.
+    async fn server() -> (
+        String,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        use hindsight_core::Store;
+        let embedder: Arc<dyn Embedder> =
+            Arc::new(hindsight_embed::HashEmbedder::new(64).expect("hash embedder"));
+        let store: Arc<dyn Store> = Arc::new(
+            hindsight_store_sqlite::SqliteStore::open_in_memory(embedder.space())
+                .await
+                .expect("store"),
+        );
+        let engine = Arc::new(
+            hindsight_engine::Engine::builder(store, embedder)
+                .build()
+                .expect("engine"),
+        );
+        let state = Arc::new(hindsight_mcp::ServerState::new(
+            engine,
+            Arc::new(hindsight_engine::InProcessWorkingMemory::new()),
+            hindsight_reflect::Reflector::rules(),
+            hindsight_mcp::ServerOptions::default(),
+        ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let stopped = async move {
+                let _ = stopped.await;
+            };
+            let _ = hindsight_mcp::serve_http(
+                state,
+                listener,
+                hindsight_mcp::HttpAuth::Disabled,
+                stopped,
+            )
+            .await;
+        });
+        (url, stop, task)
+    }
+
+    /// `hindsight load run` with `extra` arguments against `url`, writing to `out`.
+    async fn load_run(url: &str, out: &Path, extra: &[&str]) -> ExitCode {
+        let mut args = vec![
+            "hindsight",
+            "load",
+            "run",
+            "--url",
+            url,
+            "--dataset",
+            "none",
+            "--phases",
+            "cold",
+            "--concurrency",
+            "1",
+            "--duration-s",
+            "5",
+            "--max-requests",
+            "6",
+            "--warmup",
+            "0",
+            "--mix",
+            "search=100",
+            "--out",
+            out.to_str().expect("utf-8 path"),
+        ];
+        args.extend_from_slice(extra);
+        let cli = Cli::try_parse_from(args).expect("arguments");
+        let crate::Command::Load(cmd) = &cli.command else {
+            unreachable!("a load command")
+        };
+        run(&cli, cmd).await.expect("the run completes")
+    }
+
+    /// A run whose calls fail (a namespace with a control character: every search is invalid)
+    /// writes its report and then exits 1; it used to exit 0. The same run passes with
+    /// `--max-error-rate 1`, and a run without failures passes by default.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_run_writes_its_report_and_exits_non_zero() {
+        let (url, stop, task) = server().await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bad = dir.path().join("bad");
+        let code = load_run(&url, &bad, &["--namespace", "bad\u{1}ns"]).await;
+        assert_eq!(code, ExitCode::FAILURE);
+        let summary = LoadSummary::read(&bad.join("summary.json")).expect("report written");
+        let all = summary.levels[0].op("all").expect("all");
+        assert_eq!((all.count, all.errors), (6, 6), "{all:?}");
+        assert_eq!(
+            summary.config.as_ref().and_then(|c| c.max_error_rate),
+            Some(DEFAULT_MAX_ERROR_RATE)
+        );
+        assert!(bad.join("load.md").exists() && bad.join("index.html").exists());
+
+        let tolerated = dir.path().join("tolerated");
+        let code = load_run(
+            &url,
+            &tolerated,
+            &["--namespace", "bad\u{1}ns", "--max-error-rate", "1"],
+        )
+        .await;
+        assert_eq!(code, ExitCode::SUCCESS);
+
+        let good = dir.path().join("good");
+        assert_eq!(load_run(&url, &good, &[]).await, ExitCode::SUCCESS);
+        let summary = LoadSummary::read(&good.join("summary.json")).expect("report written");
+        assert_eq!(summary.levels[0].op("all").map(|o| o.errors), Some(0));
+        let _ = stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(30), task).await;
+    }
+
+    #[tokio::test]
+    async fn a_timeout_above_the_histogram_top_is_refused() {
+        let cli = Cli::try_parse_from([
+            "hindsight",
+            "load",
+            "run",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--timeout-s",
+            "601",
+        ])
+        .expect("arguments");
+        let crate::Command::Load(cmd) = &cli.command else {
+            unreachable!("a load command")
+        };
+        let err = run(&cli, cmd).await.expect_err("refused");
+        assert!(
+            err.to_string().contains("--timeout-s must be in (0, 600]"),
+            "{err}"
+        );
+    }
 }

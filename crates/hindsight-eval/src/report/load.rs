@@ -1,6 +1,9 @@
 //! The load report: [`LoadSummary`] (the wire type `hindsight load run` fills) and
-//! [`write_load_report`], which writes `summary.json`, `load.{md,csv}`, latency and throughput
-//! charts (SVG + PNG) and an `index.html` into one directory (`reports/load/`).
+//! [`write_load_report`], which writes `summary.json`, `load.{md,csv}` (per level and
+//! operation), `load_levels.csv` (per level: in-flight cap and peak, errors, requests never
+//! sent, dispatch lag, store size), latency and throughput charts (SVG + PNG) and an
+//! `index.html` into one directory (`reports/load/`). Fields added since the committed reports
+//! were written have serde defaults, so those still load.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,7 +18,7 @@ use crate::report::plots::{PlotFile, register_font};
 use crate::report::{html, tables};
 
 /// One load-test run against a server.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadSummary {
     /// The MCP endpoint driven (always loopback).
     pub url: String,
@@ -29,8 +32,15 @@ pub struct LoadSummary {
     /// load harness shares the machine with the server, so numbers compare only within a host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The server's version and build profile (`0.1.0, release build`), from `/healthz` (absent
+    /// from servers that do not report it and from files written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_build: Option<String>,
     /// Operation mix in percent, by tool name.
     pub mix: BTreeMap<String, f64>,
+    /// How the run was configured (absent from files written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<LoadConfig>,
     /// One entry per measured level (phase x mode x concurrency or rate).
     pub levels: Vec<LoadLevel>,
     /// ANN recall against exact search on the store's vectors, when measured.
@@ -41,15 +51,55 @@ pub struct LoadSummary {
     pub notes: Vec<String>,
 }
 
+/// The settings of a load run that are not visible in its levels.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadConfig {
+    /// Wall time of one level; the open loop sends nothing after it.
+    pub duration_s: f64,
+    /// Request cap of one level.
+    pub max_requests: u64,
+    /// Per-request timeout.
+    pub timeout_s: f64,
+    /// `top_k` of every search.
+    pub top_k: u64,
+    /// Unmeasured requests of the mix before the first level.
+    pub warmup_requests: u64,
+    /// Distinct queries the warm phase repeats.
+    pub warm_queries: u64,
+    /// Generated queries added to the logged ones.
+    pub generated_queries: u64,
+    /// In-flight cap of the open loop.
+    pub max_inflight: u32,
+    pub seed: u64,
+    /// Namespace sent with every call (`None`: the token's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Share of failed calls above which a level fails the run (`hindsight load run` exits 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_rate: Option<f64>,
+}
+
+/// How late the open loop sent its requests: actual send time minus intended (due) time. It
+/// includes the timer's rounding (tokio sleeps in whole milliseconds), task scheduling and any
+/// wait for an in-flight slot; the latencies are measured from the due time and include it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DispatchLag {
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
 /// Results of one level: a fixed concurrency (closed loop) or a fixed rate (open loop).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadLevel {
     /// `cold` (every search query new to the server) or `warm` (queries repeat, embeddings cached).
     pub phase: String,
     /// `closed` (each client waits for its answer) or `open` (requests sent on a fixed schedule;
     /// latency measured from the intended send time, correcting coordinated omission).
     pub mode: String,
-    /// Clients (closed) or maximum in-flight requests (open).
+    /// Clients (closed). For an open level this is its in-flight cap, not a concurrency that
+    /// was reached ([`LoadLevel::clients`] and [`LoadLevel::inflight_cap`] tell them apart;
+    /// `peak_inflight` is what was reached).
     pub concurrency: u32,
     /// Requests per second asked for (open loop only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +108,23 @@ pub struct LoadLevel {
     pub duration_s: f64,
     /// Per operation (tool name) plus `all`.
     pub ops: Vec<OpStats>,
+    /// Most requests in flight at once, as the client counted them (absent from older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_inflight: Option<u32>,
+    /// Open loop: requests due within the level's duration that were never sent, because the
+    /// deadline came while they waited for an in-flight slot (not in `ops`; 0 in files written
+    /// before the open loop had a deadline, when every due request was sent however late).
+    #[serde(default)]
+    pub not_sent: u64,
+    /// Open loop: how late the requests were sent (absent for closed levels and older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_lag: Option<DispatchLag>,
+    /// Memories in the store just before the level (`/healthz`, read outside the measured time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memories_before: Option<u64>,
+    /// Memories in the store just after the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memories_after: Option<u64>,
     /// The slowest calls of the level, slowest first, with what they asked (for diagnosis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slowest: Vec<SlowCall>,
@@ -104,6 +171,9 @@ pub struct SlowCall {
     pub op: String,
     pub ms: f64,
     pub request: String,
+    /// Why the call failed (`transport`, `http-503`, ...); absent when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl LoadLevel {
@@ -111,25 +181,63 @@ impl LoadLevel {
     pub fn op(&self, name: &str) -> Option<&OpStats> {
         self.ops.iter().find(|o| o.op == name)
     }
+
+    /// Closed-loop clients; `None` for an open level.
+    pub fn clients(&self) -> Option<u32> {
+        (self.mode != "open").then_some(self.concurrency)
+    }
+
+    /// The open loop's in-flight cap; `None` for a closed level.
+    pub fn inflight_cap(&self) -> Option<u32> {
+        (self.mode == "open").then_some(self.concurrency)
+    }
+
+    /// Share of the level's completed calls that failed (0 when none completed).
+    pub fn error_share(&self) -> f64 {
+        self.op("all").map_or(0.0, OpStats::error_share)
+    }
 }
 
 /// Latency and throughput of one operation within a level.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpStats {
     pub op: String,
     /// Completed calls (successes and errors).
     pub count: u64,
     pub errors: u64,
+    /// `errors / count` (0 when nothing completed); absent from older files, for which
+    /// [`OpStats::error_share`] computes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
     /// Errors by kind (`http-503`, `rpc--32602`, `transport`, ...).
     #[serde(default)]
     pub error_kinds: BTreeMap<String, u64>,
     /// Successful calls per second of level wall time.
     pub throughput: f64,
+    /// Successful calls whose latency was above the histogram's top (600 s) and was recorded
+    /// at it, so the maximum and top percentiles understate them.
+    #[serde(default)]
+    pub capped: u64,
+    /// Mean latency. This and the percentiles below are over the successful calls only
+    /// (`count - errors`; all zero when none succeeded): a failure's time (a timeout, a fast
+    /// refusal) says nothing about serving speed. Files written before this mixed failures in.
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+}
+
+impl OpStats {
+    /// Share of the completed calls that failed (0 when none completed): `error_rate`, also
+    /// for files written before it was recorded.
+    pub fn error_share(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.errors as f64 / self.count as f64
+        }
+    }
 }
 
 /// HNSW recall@k against the exact scan, measured over real stored vectors.
@@ -351,7 +459,9 @@ fn table_err(e: polars::error::PolarsError) -> EvalError {
     }
 }
 
-/// One row per level and operation.
+/// One row per level and operation. `concurrency` is the closed loop's clients (empty for an
+/// open level, whose in-flight cap and peak are in the levels table); the latencies are over
+/// successful calls, `error_rate` is errors over completed calls.
 fn load_frame(summary: &LoadSummary) -> Result<DataFrame> {
     let mut phase = Vec::new();
     let mut mode = Vec::new();
@@ -360,17 +470,19 @@ fn load_frame(summary: &LoadSummary) -> Result<DataFrame> {
     let mut op = Vec::new();
     let mut count = Vec::new();
     let mut errors = Vec::new();
+    let mut error_rate = Vec::new();
     let mut tput = Vec::new();
     let (mut p50, mut p95, mut p99, mut max) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for level in &summary.levels {
         for o in &level.ops {
             phase.push(level.phase.clone());
             mode.push(level.mode.clone());
-            conc.push(level.concurrency);
+            conc.push(level.clients());
             rate.push(level.target_rate);
             op.push(o.op.clone());
             count.push(o.count);
             errors.push(o.errors);
+            error_rate.push(o.error_share());
             tput.push(o.throughput);
             p50.push(o.p50_ms);
             p95.push(o.p95_ms);
@@ -386,11 +498,81 @@ fn load_frame(summary: &LoadSummary) -> Result<DataFrame> {
         Column::new("op".into(), op),
         Column::new("count".into(), count),
         Column::new("errors".into(), errors),
+        Column::new("error_rate".into(), error_rate),
         Column::new("ops_per_s".into(), tput),
         Column::new("p50_ms".into(), p50),
         Column::new("p95_ms".into(), p95),
         Column::new("p99_ms".into(), p99),
         Column::new("max_ms".into(), max),
+    ])
+    .map_err(table_err)
+}
+
+/// One row per level: how it was driven (clients, or rate with the in-flight cap and the peak
+/// reached), what did not complete (errors, requests never sent, latencies over the histogram's
+/// top), the latency of all operations from the intended send time beside the open loop's
+/// dispatch lag, and the store's size around it.
+fn levels_frame(summary: &LoadSummary) -> Result<DataFrame> {
+    let ls = &summary.levels;
+    let all = |f: fn(&OpStats) -> f64| -> Vec<Option<f64>> {
+        ls.iter().map(|l| l.op("all").map(f)).collect()
+    };
+    let lag = |f: fn(&DispatchLag) -> f64| -> Vec<Option<f64>> {
+        ls.iter().map(|l| l.dispatch_lag.as_ref().map(f)).collect()
+    };
+    let calls: Vec<Option<u64>> = ls.iter().map(|l| l.op("all").map(|o| o.count)).collect();
+    let errors: Vec<Option<u64>> = ls.iter().map(|l| l.op("all").map(|o| o.errors)).collect();
+    let capped: Vec<Option<u64>> = ls.iter().map(|l| l.op("all").map(|o| o.capped)).collect();
+    DataFrame::new_infer_height(vec![
+        Column::new(
+            "phase".into(),
+            ls.iter().map(|l| l.phase.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "mode".into(),
+            ls.iter().map(|l| l.mode.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "concurrency".into(),
+            ls.iter().map(LoadLevel::clients).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "target_rps".into(),
+            ls.iter().map(|l| l.target_rate).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "inflight_cap".into(),
+            ls.iter().map(LoadLevel::inflight_cap).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "peak_inflight".into(),
+            ls.iter().map(|l| l.peak_inflight).collect::<Vec<_>>(),
+        ),
+        Column::new("calls".into(), calls),
+        Column::new("errors".into(), errors),
+        Column::new("error_rate".into(), all(OpStats::error_share)),
+        Column::new(
+            "not_sent".into(),
+            ls.iter().map(|l| l.not_sent).collect::<Vec<_>>(),
+        ),
+        Column::new("capped".into(), capped),
+        Column::new("p50_ms".into(), all(|o| o.p50_ms)),
+        Column::new("p99_ms".into(), all(|o| o.p99_ms)),
+        Column::new("lag_p50_ms".into(), lag(|d| d.p50_ms)),
+        Column::new("lag_p99_ms".into(), lag(|d| d.p99_ms)),
+        Column::new("lag_max_ms".into(), lag(|d| d.max_ms)),
+        Column::new(
+            "memories_before".into(),
+            ls.iter().map(|l| l.memories_before).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "memories_after".into(),
+            ls.iter().map(|l| l.memories_after).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "seconds".into(),
+            ls.iter().map(|l| l.duration_s).collect::<Vec<_>>(),
+        ),
     ])
     .map_err(table_err)
 }
@@ -408,7 +590,11 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
     let csv = dir.join("load.csv");
     tables::write_csv(&mut frame, &csv, "load")?;
     files.push(csv);
-    let md = load_markdown(summary, &frame);
+    let mut levels = levels_frame(summary)?;
+    let csv = dir.join("load_levels.csv");
+    tables::write_csv(&mut levels, &csv, "load levels")?;
+    files.push(csv);
+    let md = load_markdown(summary, &frame, &levels);
     let md_path = dir.join("load.md");
     std::fs::write(&md_path, &md.text).map_err(|e| EvalError::io(&md_path, e))?;
     files.push(md_path);
@@ -437,22 +623,32 @@ pub fn write_load_report(summary: &LoadSummary, dir: impl AsRef<Path>) -> Result
 /// run line, plots, level table, recall, slowest calls, server profiles, notes.
 pub(crate) fn load_section(summary: &LoadSummary, dir: &Path) -> Result<(String, Vec<PlotFile>)> {
     let frame = load_frame(summary)?;
-    let md = load_markdown(summary, &frame);
+    let md = load_markdown(summary, &frame, &levels_frame(summary)?);
     let plots = write_load_plots(summary, dir)?;
     Ok((load_html_body(&md, &frame, &plots), plots))
 }
 
-/// `load.md`, and the level table inside it (the HTML shows that one as a table of its own).
+/// `load.md`, its parts and the level table inside it (the HTML shows that one as a table of
+/// its own).
 struct LoadMarkdown {
     text: String,
+    /// The paragraphs under the title: the run line and the run's settings.
+    header: Vec<String>,
+    /// Everything after them (ANN recall, the tables, slowest calls, profiles, notes).
+    body: String,
     level_table: String,
 }
 
-fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
-    let mut md = String::from("# Load test\n\n");
-    let _ = writeln!(
-        md,
-        "Endpoint {}, {} memories, embedder {}, started {}{}.\n",
+/// A number without a trailing `.0` (`80`, `12.5`).
+fn num(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The endpoint, store size, embedder, start and host.
+fn run_line(summary: &LoadSummary) -> String {
+    format!(
+        "Endpoint {}, {} memories, embedder {}, started {}{}.",
         summary.url,
         summary
             .memories
@@ -463,7 +659,58 @@ fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
             .host
             .as_deref()
             .map_or_else(String::new, |h| format!(", host {h}"))
+    )
+}
+
+/// The mix, the per-level bounds and the other settings, and the server's build.
+fn config_line(summary: &LoadSummary) -> String {
+    let mix: Vec<String> = summary
+        .mix
+        .iter()
+        .map(|(op, pct)| format!("{op} {}%", num(*pct)))
+        .collect();
+    let mut line = format!("Run: mix {}", mix.join(", "));
+    match &summary.config {
+        Some(c) => {
+            let _ = write!(
+                line,
+                "; each level {} s or {} requests, per-request timeout {} s; top_k {}; {} \
+                 unmeasured warm-up requests; the warm phase repeats {} queries; {} generated \
+                 queries beside the logged ones; open loop at most {} requests in flight; seed {}",
+                num(c.duration_s),
+                c.max_requests,
+                num(c.timeout_s),
+                c.top_k,
+                c.warmup_requests,
+                c.warm_queries,
+                c.generated_queries,
+                c.max_inflight,
+                c.seed
+            );
+            if let Some(ns) = &c.namespace {
+                let _ = write!(line, "; namespace {ns}");
+            }
+            if let Some(max) = c.max_error_rate {
+                let _ = write!(
+                    line,
+                    "; a level with more than {}% failed calls fails the run",
+                    num(max * 100.0)
+                );
+            }
+        }
+        None => line.push_str("; other settings not recorded (written before they were)"),
+    }
+    let _ = write!(
+        line,
+        ". Server build: {}.",
+        summary.server_build.as_deref().unwrap_or("not reported")
     );
+    line
+}
+
+fn load_markdown(summary: &LoadSummary, frame: &DataFrame, levels: &DataFrame) -> LoadMarkdown {
+    let header = vec![run_line(summary), config_line(summary)];
+    let mut md = String::new();
     if let Some(a) = &summary.ann {
         if let Some(tier) = &a.store_uses {
             let _ = writeln!(
@@ -528,6 +775,19 @@ fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
     }
     let level_table = tables::markdown(frame);
     md.push_str(&level_table);
+    md.push_str(
+        "\n## Levels\n\nOne row per level, all operations together. Latencies are over \
+         successful calls (failures are counted in `errors` and `error_rate`, errors over \
+         completed calls), in the open loop from each request's intended send time. \
+         `concurrency` is the closed loop's clients; an open level sends at `target_rps` with \
+         at most `inflight_cap` requests in flight (`peak_inflight` is the most it reached) and \
+         sends nothing after its duration: `not_sent` requests were due but never sent. \
+         `lag_*` is how late the open loop sent (actual minus intended send time: timer \
+         rounding, scheduling, waiting for a slot), which the latencies include. `capped` calls \
+         took longer than the histogram's top (600 s). `memories_before`/`_after`: the store's \
+         size around the level.\n\n",
+    );
+    md.push_str(&tables::markdown(levels));
     let slow: Vec<&LoadLevel> = summary
         .levels
         .iter()
@@ -538,11 +798,14 @@ fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
         for l in slow {
             for c in &l.slowest {
                 let request: String = c.request.chars().take(100).collect();
+                let op = match &c.error {
+                    Some(e) => format!("{}, failed: {e}", c.op),
+                    None => c.op.clone(),
+                };
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {:.1} | {} |",
+                    "| {} | {op} | {:.1} | {} |",
                     l.phase,
-                    c.op,
                     c.ms,
                     request.replace('|', "\\|")
                 );
@@ -554,23 +817,28 @@ fn load_markdown(summary: &LoadSummary, frame: &DataFrame) -> LoadMarkdown {
     for note in &summary.notes {
         let _ = writeln!(md, "\n- {note}");
     }
+    let mut text = String::from("# Load test\n\n");
+    for h in &header {
+        let _ = writeln!(text, "{h}\n");
+    }
+    text.push_str(&md);
     LoadMarkdown {
-        text: md,
+        text,
+        header,
+        body: md,
         level_table,
     }
 }
 
-/// The body of a load report page: the run line, plots, level table, then everything else
-/// `load.md` says (ANN recall sweeps, slowest calls, the server's stage profile, notes), minus its
-/// title, run line and the level table.
+/// The body of a load report page: the run line and settings, plots, level table, then
+/// everything else `load.md` says (ANN recall sweeps, the levels table, slowest calls, the
+/// server's stage profile, notes).
 fn load_html_body(md: &LoadMarkdown, frame: &DataFrame, plots: &[PlotFile]) -> String {
     let mut page = String::new();
     let (header, rows) = tables::cells(frame);
-    let _ = writeln!(
-        page,
-        "<p>{}</p>",
-        html::escape(md.text.lines().nth(2).unwrap_or(""))
-    );
+    for h in &md.header {
+        let _ = writeln!(page, "<p>{}</p>", html::escape(h));
+    }
     for p in plots {
         let _ = writeln!(
             page,
@@ -580,16 +848,11 @@ fn load_html_body(md: &LoadMarkdown, frame: &DataFrame, plots: &[PlotFile]) -> S
         );
     }
     page.push_str(&html::table(&header, &rows));
-    // Everything else `load.md` says (ANN recall sweeps, slowest calls, the server's stage
-    // profile, notes), minus its title, endpoint line and the table above.
-    let rest: String = md
-        .text
-        .replacen(&md.level_table, "", 1)
-        .lines()
-        .skip(3)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    page.push_str(&html::from_report_markdown(&rest));
+    page.push_str(&html::from_report_markdown(&md.body.replacen(
+        &md.level_table,
+        "",
+        1,
+    )));
     page
 }
 
@@ -738,8 +1001,10 @@ mod tests {
             op: name.into(),
             count: 100,
             errors: 1,
+            error_rate: Some(0.01),
             error_kinds: BTreeMap::from([("http-503".to_owned(), 1)]),
             throughput: tput,
+            capped: 0,
             mean_ms: p50,
             p50_ms: p50,
             p95_ms: p50 * 2.0,
@@ -763,11 +1028,25 @@ mod tests {
                     op("memory_search", 2.0 * f64::from(c), 100.0 * f64::from(c)),
                     op("all", 2.0, 120.0 * f64::from(c)),
                 ],
-                slowest: vec![SlowCall {
-                    op: "memory_search".into(),
-                    ms: 9.5 * f64::from(c),
-                    request: "what | changed last week".into(),
-                }],
+                slowest: vec![
+                    SlowCall {
+                        op: "memory_search".into(),
+                        ms: 9.5 * f64::from(c),
+                        request: "what | changed last week".into(),
+                        error: None,
+                    },
+                    SlowCall {
+                        op: "memory_store".into(),
+                        ms: 3.0,
+                        request: "a stored text".into(),
+                        error: Some("transport".into()),
+                    },
+                ],
+                peak_inflight: Some(c),
+                not_sent: 0,
+                dispatch_lag: None,
+                memories_before: Some(10_000 + u64::from(c)),
+                memories_after: Some(10_010 + u64::from(c)),
                 server: (c != 4).then(|| ServerProfile {
                     searches: 50,
                     cached_embeddings: 50,
@@ -807,6 +1086,22 @@ mod tests {
                     },
                 }),
             })
+            .chain(std::iter::once(LoadLevel {
+                phase: "warm".into(),
+                mode: "open".into(),
+                concurrency: 256,
+                target_rate: Some(50.0),
+                duration_s: 2.5,
+                ops: vec![op("all", 3.0, 45.0)],
+                peak_inflight: Some(7),
+                not_sent: 12,
+                dispatch_lag: Some(DispatchLag {
+                    p50_ms: 0.75,
+                    p99_ms: 1.25,
+                    max_ms: 4.5,
+                }),
+                ..LoadLevel::default()
+            }))
             .collect();
         let summary = LoadSummary {
             url: "http://127.0.0.1:1/mcp".into(),
@@ -814,7 +1109,24 @@ mod tests {
             memories: Some(10_000),
             embedder: Some("all-MiniLM-L6-v2".into()),
             host: Some("Test CPU, 2 cores".into()),
-            mix: BTreeMap::from([("memory_search".to_owned(), 80.0)]),
+            server_build: Some("0.1.0, release build".into()),
+            mix: BTreeMap::from([
+                ("memory_search".to_owned(), 80.0),
+                ("memory_store".to_owned(), 12.5),
+            ]),
+            config: Some(LoadConfig {
+                duration_s: 2.5,
+                max_requests: 20_000,
+                timeout_s: 30.0,
+                top_k: 5,
+                warmup_requests: 200,
+                warm_queries: 150,
+                generated_queries: 1000,
+                max_inflight: 256,
+                seed: 7,
+                namespace: None,
+                max_error_rate: Some(0.01),
+            }),
             levels,
             ann: Some(AnnRecall {
                 vectors: 100_000,
@@ -869,10 +1181,63 @@ mod tests {
         let back = LoadSummary::read(&dir.path().join("summary.json")).expect("read back");
         assert_eq!(back, summary);
         let csv = std::fs::read_to_string(dir.path().join("load.csv")).expect("csv");
-        assert_eq!(csv.lines().count(), 1 + 6, "header + level x op rows");
+        assert_eq!(csv.lines().count(), 1 + 7, "header + level x op rows");
+        let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
+        assert!(header.contains(&"error_rate"), "{csv}");
+        // The open level's row has no concurrency: 256 was its in-flight cap.
+        assert!(
+            csv.lines()
+                .any(|l| l.starts_with("warm,open,,50.0,all,100,1,0.01,")),
+            "{csv}"
+        );
+        let levels_csv =
+            std::fs::read_to_string(dir.path().join("load_levels.csv")).expect("levels csv");
+        assert_eq!(
+            levels_csv.lines().count(),
+            1 + 4,
+            "header + one row a level"
+        );
+        assert!(
+            levels_csv.lines().next().is_some_and(|h| h.starts_with(
+                "phase,mode,concurrency,target_rps,inflight_cap,peak_inflight,calls,errors,\
+                 error_rate,not_sent,capped,p50_ms,p99_ms,lag_p50_ms,lag_p99_ms,lag_max_ms,\
+                 memories_before,memories_after,seconds"
+            )),
+            "{levels_csv}"
+        );
         let md = std::fs::read_to_string(dir.path().join("load.md")).expect("md");
         assert!(md.contains("memory_search") && md.contains("a note"));
         assert!(md.contains(", host Test CPU, 2 cores."), "{md}");
+        assert!(
+            md.contains(
+                "Run: mix memory_search 80%, memory_store 12.5%; each level 2.5 s or 20000 \
+                 requests, per-request timeout 30 s; top_k 5; 200 unmeasured warm-up requests; \
+                 the warm phase repeats 150 queries; 1000 generated queries beside the logged \
+                 ones; open loop at most 256 requests in flight; seed 7; a level with more than \
+                 1% failed calls fails the run. Server build: 0.1.0, release build."
+            ),
+            "{md}"
+        );
+        // The levels table: a closed level by its clients, the open one by its rate, cap and
+        // peak, with its unsent requests and dispatch lag beside its latency.
+        assert!(
+            md.contains(
+                "| warm | closed | 2 |  |  | 2 | 100 | 1 | 0.0100 | 0 | 0 | 2.0000 | 6.0000 |  \
+                 |  |  | 10002 | 10012 | 1.0000 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| warm | open |  | 50.0000 | 256 | 7 | 100 | 1 | 0.0100 | 12 | 0 | 3.0000 | \
+                 9.0000 | 0.7500 | 1.2500 | 4.5000 |  |  | 2.5000 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| warm | memory_store, failed: transport | 3.0 | a stored text |"),
+            "a failed slow call says so:\n{md}"
+        );
         assert!(
             md.contains(
                 "At 100000 vectors per namespace the store's vector path uses: **int8 scan**."
@@ -927,9 +1292,66 @@ mod tests {
             "{page}"
         );
         assert_eq!(
-            page.matches("<th>target_rps</th>").count(),
+            page.matches("<th>ops_per_s</th>").count(),
             1,
             "the level table appears once: {page}"
         );
+        assert_eq!(
+            page.matches("<th>lag_p99_ms</th>").count(),
+            1,
+            "the levels table appears once: {page}"
+        );
+        assert!(
+            page.contains("<p>Run: mix memory_search 80%"),
+            "the settings under the run line: {page}"
+        );
+    }
+
+    /// The committed load reports (and the load run inside the committed evaluation summary)
+    /// still parse, and a file without the newer fields renders its old facts honestly: the open
+    /// levels' 256 as an in-flight cap, not a concurrency, and no settings claimed.
+    #[test]
+    fn committed_summaries_still_parse_and_render() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut read = 0;
+        for entry in std::fs::read_dir(root.join("reports")).expect("reports/") {
+            let dir = entry.expect("entry").path();
+            let is_load = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("load"));
+            let json = dir.join("summary.json");
+            if !is_load || !json.exists() {
+                continue;
+            }
+            let s = LoadSummary::read(&json).expect("a committed load summary parses");
+            assert!(!s.levels.is_empty(), "{}", json.display());
+            assert!(s.config.is_none() && s.server_build.is_none());
+            read += 1;
+            let out = tempfile::tempdir().expect("tempdir");
+            write_load_report(&s, out.path()).expect("report");
+            let md = std::fs::read_to_string(out.path().join("load.md")).expect("md");
+            assert!(
+                md.contains("other settings not recorded")
+                    && md.contains("Server build: not reported"),
+                "{md}"
+            );
+            for l in s.levels.iter().filter(|l| l.mode == "open") {
+                assert_eq!((l.clients(), l.inflight_cap()), (None, Some(l.concurrency)));
+            }
+        }
+        assert!(
+            read >= 3,
+            "reports/load, load-10k, load-100k-xeon: read {read}"
+        );
+        let eval = root.join("reports/agent-memory-bilingual/summary.json");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&eval).expect("eval summary"))
+                .expect("json");
+        if let Some(load) = v.get("load") {
+            let s: LoadSummary =
+                serde_json::from_value(load.clone()).expect("the attached load run parses");
+            assert!(!s.levels.is_empty());
+        }
     }
 }

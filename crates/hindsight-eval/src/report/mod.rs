@@ -16,8 +16,8 @@ pub use guard::{
     VariantOutcome,
 };
 pub use load::{
-    AnnRecall, AnnSweepRow, Int8SweepRow, LoadLevel, LoadSummary, OpStats, PrefilterSweepRow,
-    ServerProfile, SlowCall, StageStats, write_load_report,
+    AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,
+    PrefilterSweepRow, ServerProfile, SlowCall, StageStats, write_load_report,
 };
 pub use plots::PlotFile;
 pub use summary::{
