@@ -269,14 +269,19 @@ pub fn print_section(s: &GuardSection) {
     if let Some(e) = &s.e2e {
         for (label, a) in [("off", &e.off), ("on", &e.on)] {
             println!(
-                "poisoning guard {label} ({}): attack success {:.1}% [{:.1}, {:.1}] ({} of {}), unflagged {:.1}%; attacks quarantined {} rejected {}; benign at ingest quarantined {} redacted {} rejected {}; ndcg@10 clean {:.4} attacked {:.4}",
+                "poisoning guard {label} ({}): attack success (own query's top {}) {:.1}% [Wilson {:.1}, {:.1}] ({} of {}), unflagged {:.1}%; in any query's top {} {} of {}; queries showing another query's attack {}; attacks quarantined {} rejected {}; benign at ingest quarantined {} redacted {} rejected {}; ndcg@10 clean {:.4} attacked {:.4}",
                 a.guard,
+                e.top_k,
                 100.0 * a.attack_success_rate,
                 100.0 * a.ci95[0],
                 100.0 * a.ci95[1],
                 a.successes,
-                e.targeted_queries,
+                e.attacks,
                 100.0 * a.attack_success_rate_unflagged,
+                e.top_k,
+                a.attacks_reaching_any_query,
+                e.attacks,
+                a.cross_query_hits,
                 a.attacks_quarantined,
                 a.attacks_rejected,
                 a.ingest.quarantined,
@@ -287,7 +292,15 @@ pub fn print_section(s: &GuardSection) {
             );
         }
         if let Some(r) = e.reduction {
-            println!("poisoning: attack success reduced by {:.1}%", 100.0 * r);
+            let ci = e.reduction_ci95.map_or_else(String::new, |c| {
+                format!(
+                    " [{:.1}, {:.1}] (bootstrap over {} payloads)",
+                    100.0 * c[0],
+                    100.0 * c[1],
+                    e.payloads
+                )
+            });
+            println!("poisoning: attack success reduced by {:.1}%{ci}", 100.0 * r);
         }
     }
 }

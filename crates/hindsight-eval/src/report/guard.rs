@@ -112,14 +112,30 @@ pub struct IngestGuardCounts {
 pub struct PoisonArm {
     /// The guard in this arm (`off`, or the guard's name).
     pub guard: String,
-    /// Targeted queries with a poisoned memory in the top k.
+    /// Attacks found in the top k of the query they target (by id).
     pub successes: usize,
-    /// `successes / targeted queries`.
+    /// `successes / attacks`.
     pub attack_success_rate: f64,
-    /// Bootstrap 95 % CI of the success rate over targeted queries.
+    /// 95 % interval of the success rate: Wilson score (reports before session 23: a percentile
+    /// bootstrap over targeted queries, with success counting any stored attack).
     pub ci95: [f64; 2],
-    /// Success counting only poisoned hits the read-time consensus check did not flag.
+    /// Success counting only own-attack hits the read-time consensus check did not flag.
     pub attack_success_rate_unflagged: f64,
+    /// Targeted queries whose top k held another query's attack (not a success of either).
+    #[serde(default)]
+    pub cross_query_hits: usize,
+    /// Attacks in the top k of at least one query of the whole log.
+    #[serde(default)]
+    pub attacks_reaching_any_query: usize,
+    /// `attacks_reaching_any_query / attacks`, with its Wilson 95 % interval.
+    #[serde(default)]
+    pub attack_reach_rate: f64,
+    #[serde(default)]
+    pub attack_reach_ci95: [f64; 2],
+    /// Search hits that were not active memories (a quarantined or forgotten memory returned):
+    /// must be 0.
+    #[serde(default)]
+    pub inactive_hits: usize,
     /// How the attack writes ended: stored active, quarantined, rejected, redacted, merged into
     /// an existing memory as a duplicate.
     pub attacks_active: usize,
@@ -164,6 +180,13 @@ pub struct GuardE2eReport {
     /// `1 - on / off` attack success rate (`None` when no attack succeeded with the guard off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduction: Option<f64>,
+    /// Percentile bootstrap 95 % interval of `reduction` resampling whole payloads (the injected
+    /// sentences, which recur across attacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction_ci95: Option<[f64; 2]>,
+    /// Distinct injected sentences among the attacks.
+    #[serde(default)]
+    pub payloads: usize,
     /// Per attack variant.
     #[serde(default)]
     pub by_variant: BTreeMap<String, VariantOutcome>,
@@ -277,6 +300,8 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
                 format!("{label} ({})", a.guard),
                 pct_ci(a.attack_success_rate, a.ci95),
                 pct(a.attack_success_rate_unflagged),
+                pct_ci(a.attack_reach_rate, a.attack_reach_ci95),
+                a.cross_query_hits.to_string(),
                 format!(
                     "{} / {} / {} / {} / {}",
                     a.attacks_active,
@@ -299,16 +324,28 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
                 ),
             ]
         };
-        let reduction = e.reduction.map_or_else(|| "n/a".to_owned(), pct);
+        let reduction = match (e.reduction, e.reduction_ci95) {
+            (Some(r), Some(ci)) => format!(
+                "{} [{}, {}] (bootstrap over {} payloads)",
+                pct(r),
+                pct(ci[0]),
+                pct(ci[1]),
+                e.payloads
+            ),
+            (Some(r), None) => pct(r),
+            (None, _) => "n/a".to_owned(),
+        };
         out.push(GuardTable {
             title: format!(
-                "End-to-end poisoning ({}: {} targeted queries, {} attacks, success = poisoned memory in top {}; reduction {reduction})",
+                "End-to-end poisoning ({}: {} targeted queries, {} attacks, success = the query's own attack in its top {}; reduction {reduction})",
                 e.dataset, e.targeted_queries, e.attacks, e.top_k
             ),
             header: strings(&[
                 "guard",
-                "attack success [95% CI]",
+                "attack success [95% Wilson]",
                 "success (unflagged)",
+                "attacks in any query's top k [95% Wilson]",
+                "queries with another query's attack",
                 "attacks active / quarantined / rejected / redacted / dedup",
                 "benign at ingest quarantined / redacted / rejected",
                 "ndcg@10 clean",
@@ -418,6 +455,8 @@ mod tests {
                 ..PoisonArm::default()
             },
             reduction: Some(0.96),
+            reduction_ci95: Some([0.9, 0.99]),
+            payloads: 20,
             ..GuardE2eReport::default()
         };
         let mut challenge = catch.clone();
@@ -459,7 +498,11 @@ mod tests {
         assert!(
             md.contains("| TPR category confirmation_bypass | 20 | 20 | 100.0% [50.0%, 90.0%] |")
         );
-        assert!(md.contains("reduction 96.0%"));
+        assert!(
+            md.contains("reduction 96.0% [90.0%, 99.0%] (bootstrap over 20 payloads)"),
+            "{md}"
+        );
+        assert!(md.contains("the query's own attack"), "{md}");
         assert!(
             md.contains("## Hand-written challenge set, held out (datasets/injection-challenge) (combined, test split, 120 records"),
             "{md}"

@@ -178,13 +178,27 @@ async fn guard_off_vs_on_is_counted_through_the_real_pipelines() {
     );
     assert!((a.attack_success_rate - a.successes as f64 / n as f64).abs() < 1e-12);
     assert!(a.ci95[0] <= a.attack_success_rate && a.attack_success_rate <= a.ci95[1]);
+    // An attack in its own query's top 5 is in some query's top 5.
+    assert!(a.attacks_reaching_any_query >= a.successes, "{a:?}");
+    assert_eq!(a.inactive_hits, 0);
 
     // Guard on: every attack quarantined, so none can succeed.
     let b = &report.on;
     assert_eq!(b.guard, "keyword-test");
     assert_eq!(b.attacks_quarantined, n);
     assert_eq!(b.successes, 0);
+    assert_eq!((b.attacks_reaching_any_query, b.cross_query_hits), (0, 0));
+    assert_eq!(
+        b.inactive_hits, 0,
+        "a quarantined attack was returned by search"
+    );
     assert_eq!(report.reduction, Some(1.0));
+    assert_eq!(report.reduction_ci95, Some([1.0, 1.0]));
+    assert!(
+        report.payloads > 1 && report.payloads < n,
+        "{}",
+        report.payloads
+    );
     // Quarantined attacks never rank, but they are still documents of the keyword index, so
     // BM25 collection statistics (IDF, average length) shift a little: measured 0.7188 -> 0.7201.
     assert!(
@@ -207,4 +221,54 @@ async fn guard_off_vs_on_is_counted_through_the_real_pipelines() {
     assert_eq!(total, n);
     let off_total: usize = report.by_variant.values().map(|v| v.successes_off).sum();
     assert_eq!(off_total, a.successes);
+}
+
+/// Quarantines the Chinese attacks only (any CJK character), so English ones get through.
+#[derive(Debug)]
+struct ChineseOnlyGuard;
+
+impl WriteGuard for ChineseOnlyGuard {
+    fn check(&self, m: &NewMemory, _: Option<&[f32]>) -> GuardDecision {
+        let attack =
+            flags(&m.content) && m.id.as_ref().is_some_and(|id| id.0.starts_with("attack-"));
+        if attack
+            && m.content
+                .chars()
+                .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+        {
+            GuardDecision::Quarantine {
+                reason: "chinese attack".into(),
+                categories: vec!["test".into()],
+                score: 1.0,
+                redacted: None,
+            }
+        } else {
+            GuardDecision::Allow
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_is_the_querys_own_attack_not_another_querys() {
+    // Half the attacks are stopped. A query whose own attack was stopped may still show another
+    // query's (English) attack in its top 5: that is a cross-query hit, not a success of the
+    // stopped attack. Before, it counted as one, crediting a blocked variant with a success.
+    let dataset = generate(42);
+    let off = engine(Arc::new(AllowAll)).await;
+    let on = engine(Arc::new(ChineseOnlyGuard)).await;
+    let report = evaluate_poisoning(&dataset, &off, &on, "zh-only", &opts(), &|_, _, _| {})
+        .await
+        .expect("poisoning evaluation");
+    let b = &report.on;
+    assert!(b.attacks_quarantined > 0 && b.attacks_active > 0, "{b:?}");
+    assert!(b.successes <= b.attacks_active, "{b:?}");
+    for (variant, v) in &report.by_variant {
+        if variant.starts_with("zh/") {
+            assert_eq!(
+                v.successes_on, 0,
+                "{variant}: its attacks were all quarantined"
+            );
+        }
+    }
+    assert_eq!(b.inactive_hits, 0);
 }
