@@ -46,6 +46,7 @@ mod features;
 mod guard;
 mod ngram;
 mod normalize;
+mod redaction;
 mod rules;
 mod sensitive;
 
@@ -64,6 +65,10 @@ pub use guard::{
     is_directive,
 };
 pub use normalize::{Normalized, normalize_aggressive, normalize_light};
+pub use redaction::{
+    LabelledSecret, RedactionEval, RedactionTypeReport, SecretRecord, evaluate_redaction,
+    load_secrets,
+};
 pub use rules::{Category, RuleHit, RuleSet, Severity};
 pub use sensitive::{
     SensitiveKind, SensitiveSpan, cn_id_checksum_ok, find_sensitive, luhn_ok, redact,

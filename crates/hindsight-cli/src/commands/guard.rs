@@ -108,6 +108,12 @@ pub enum GuardCommand {
         #[arg(long, default_value_t = 0.01)]
         target_fpr: f64,
     },
+    /// Redaction of labelled secrets (per type: removed from the stored text, found as its own
+    /// type, span precision), on `datasets/secrets` or another set in its format.
+    Redaction {
+        #[arg(long, default_value = "datasets/secrets")]
+        corpus: PathBuf,
+    },
     /// Catch rate / false positives on a corpus split (default: test).
     Eval {
         #[arg(long, default_value = "datasets/injection")]
@@ -376,6 +382,14 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             },
             *target_fpr,
         )?,
+        GuardCommand::Redaction { corpus } => {
+            let r = super::guard_eval::redaction_report(corpus)?;
+            if cli.json {
+                super::print_json(&r)?;
+            } else {
+                super::guard_eval::print_redaction(&r);
+            }
+        }
         GuardCommand::Eval {
             corpus,
             split,

@@ -10,7 +10,9 @@ use anyhow::{Context, Result};
 use hindsight_dataset::Dataset;
 use hindsight_embed::{Embedder, Embedders};
 use hindsight_engine::{EngineBuilder, RuleConsensus};
-use hindsight_eval::{GuardCatchReport, GuardE2eReport, GuardSection, Rate};
+use hindsight_eval::{
+    GuardCatchReport, GuardE2eReport, GuardSection, Rate, RedactionReport, RedactionTypeRow,
+};
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
 use hindsight_guard::{Guard, GuardConfig, GuardEvalReport, HeadKind, evaluate};
 use hindsight_harness::{PoisonOptions, evaluate_poisoning};
@@ -27,6 +29,73 @@ fn rate(r: &hindsight_guard::Rate) -> Rate {
         hits: r.k,
         rate: r.rate,
         ci95: [r.ci_low, r.ci_high],
+    }
+}
+
+/// The redaction evaluation of the secrets set at `dir` (`datasets/secrets`), as the report's
+/// wire struct. Lines that fail to load are named on stderr and left out.
+pub fn redaction_report(dir: &Path) -> Result<RedactionReport> {
+    let (records, issues) = hindsight_guard::load_secrets(dir)
+        .with_context(|| format!("loading the secrets set {}", dir.display()))?;
+    for i in &issues {
+        eprintln!("skipped {}: line {}: {}", dir.display(), i.line, i.message);
+    }
+    if records.is_empty() {
+        anyhow::bail!("the secrets set {} has no usable record", dir.display());
+    }
+    let e = hindsight_guard::evaluate_redaction(&records);
+    Ok(RedactionReport {
+        corpus: dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        records: e.records,
+        secrets: e.secrets,
+        by_type: e
+            .by_type
+            .iter()
+            .map(|t| RedactionTypeRow {
+                kind: t.kind.clone(),
+                removed: rate(&t.removed),
+                typed: rate(&t.typed),
+                precision: rate(&t.precision),
+            })
+            .collect(),
+        removed: rate(&e.removed),
+        precision: rate(&e.precision),
+        hard_negatives_redacted: rate(&e.hard_negatives_redacted),
+    })
+}
+
+/// Console lines for a redaction report.
+pub fn print_redaction(r: &RedactionReport) {
+    println!(
+        "redaction of labelled secrets ({}: {} texts, {} secrets): removed {:.1}% [{:.1}, {:.1}], span precision {:.1}% [{:.1}, {:.1}] of {} spans, hard negatives redacted {} of {}",
+        r.corpus,
+        r.records,
+        r.secrets,
+        100.0 * r.removed.rate,
+        100.0 * r.removed.ci95[0],
+        100.0 * r.removed.ci95[1],
+        100.0 * r.precision.rate,
+        100.0 * r.precision.ci95[0],
+        100.0 * r.precision.ci95[1],
+        r.precision.n,
+        r.hard_negatives_redacted.hits,
+        r.hard_negatives_redacted.n
+    );
+    for t in &r.by_type {
+        println!(
+            "  {:<12} {:>3} secrets: removed {:.1}% [{:.1}, {:.1}], found as its type {:.1}%, precision {:.1}% of {} spans",
+            t.kind,
+            t.removed.n,
+            100.0 * t.removed.rate,
+            100.0 * t.removed.ci95[0],
+            100.0 * t.removed.ci95[1],
+            100.0 * t.typed.rate,
+            100.0 * t.precision.rate,
+            t.precision.n
+        );
     }
 }
 
@@ -218,6 +287,12 @@ pub async fn guard_section(
         "poisoning evaluation",
         poisoning(dataset, guard, embedders, quick).await,
     );
+    let secrets = corpus_dir.with_file_name("secrets");
+    let redaction = if secrets.join(CORPUS_FILE).is_file() {
+        reported("redaction evaluation", redaction_report(&secrets))
+    } else {
+        None
+    };
     Ok(GuardSection {
         catch,
         e2e,
@@ -226,6 +301,7 @@ pub async fn guard_section(
         select,
         codes,
         fresh,
+        redaction,
     })
 }
 
@@ -265,6 +341,9 @@ pub fn print_section(s: &GuardSection) {
             100.0 * c.fpr_hard_negatives.rate,
             c.balanced_accuracy
         );
+    }
+    if let Some(r) = &s.redaction {
+        print_redaction(r);
     }
     if let Some(e) = &s.e2e {
         for (label, a) in [("off", &e.off), ("on", &e.on)] {

@@ -39,6 +39,37 @@ pub struct GuardSection {
     /// used to choose a model, threshold or rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh: Option<GuardCatchReport>,
+    /// Redaction of labelled secrets (`datasets/secrets`), by the write path's detector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redaction: Option<RedactionReport>,
+}
+
+/// How well the write path's redaction finds labelled secrets, per type. Rates carry Wilson
+/// 95 % intervals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RedactionReport {
+    /// The secrets set (a directory name).
+    pub corpus: String,
+    pub records: usize,
+    pub secrets: usize,
+    /// Per type: labelled secrets gone from the output, of them covered by a span of their own
+    /// type, and detector spans of the type that overlap a labelled secret of the type.
+    pub by_type: Vec<RedactionTypeRow>,
+    /// All labelled secrets gone from the output.
+    pub removed: Rate,
+    /// All detector spans overlapping a labelled secret (any type).
+    pub precision: Rate,
+    /// Texts with secret-looking strings and no secret that were redacted anywhere.
+    pub hard_negatives_redacted: Rate,
+}
+
+/// One secret type's row of [`RedactionReport`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RedactionTypeRow {
+    pub kind: String,
+    pub removed: Rate,
+    pub typed: Rate,
+    pub precision: Rate,
 }
 
 /// A proportion with its sample size and a 95 % confidence interval.
@@ -372,6 +403,50 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             });
         }
     }
+    if let Some(r) = &section.redaction {
+        let mut rows: Vec<Vec<String>> = r
+            .by_type
+            .iter()
+            .map(|t| {
+                vec![
+                    t.kind.clone(),
+                    t.removed.n.to_string(),
+                    pct_ci(t.removed.rate, t.removed.ci95),
+                    pct_ci(t.typed.rate, t.typed.ci95),
+                    format!(
+                        "{} ({} spans)",
+                        pct_ci(t.precision.rate, t.precision.ci95),
+                        t.precision.n
+                    ),
+                ]
+            })
+            .collect();
+        rows.push(vec![
+            "all".to_owned(),
+            r.secrets.to_string(),
+            pct_ci(r.removed.rate, r.removed.ci95),
+            String::new(),
+            format!(
+                "{} ({} spans)",
+                pct_ci(r.precision.rate, r.precision.ci95),
+                r.precision.n
+            ),
+        ]);
+        out.push(GuardTable {
+            title: format!(
+                "Redaction of labelled secrets ({}: {} texts; hard negatives redacted {} of {}; 95% Wilson)",
+                r.corpus, r.records, r.hard_negatives_redacted.hits, r.hard_negatives_redacted.n
+            ),
+            header: strings(&[
+                "type",
+                "secrets",
+                "removed from the stored text",
+                "found as its own type",
+                "precision of the type's spans",
+            ]),
+            rows,
+        });
+    }
     out
 }
 
@@ -472,6 +547,20 @@ mod tests {
             select: None,
             codes: None,
             fresh: None,
+            redaction: Some(RedactionReport {
+                corpus: "secrets".into(),
+                records: 300,
+                secrets: 250,
+                by_type: vec![RedactionTypeRow {
+                    kind: "password".into(),
+                    removed: rate(40, 30),
+                    typed: rate(40, 28),
+                    precision: rate(35, 30),
+                }],
+                removed: rate(250, 200),
+                precision: rate(200, 150),
+                hard_negatives_redacted: rate(100, 7),
+            }),
         };
         let mut with_select = section.clone();
         let mut select = section.catch.clone().expect("catch");
@@ -503,6 +592,14 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("the query's own attack"), "{md}");
+        assert!(
+            md.contains("## Redaction of labelled secrets (secrets: 300 texts; hard negatives redacted 7 of 100; 95% Wilson)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| password | 40 | 75.0% [50.0%, 90.0%] |"),
+            "{md}"
+        );
         assert!(
             md.contains("## Hand-written challenge set, held out (datasets/injection-challenge) (combined, test split, 120 records"),
             "{md}"

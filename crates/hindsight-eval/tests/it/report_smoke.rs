@@ -305,6 +305,7 @@ fn guard_section_is_rendered() {
         fresh: None,
         select: None,
         codes: None,
+        redaction: None,
         e2e: Some(GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
             targeted_queries: 40,
