@@ -112,7 +112,7 @@ pub struct GuardCatchReport {
     /// TPR per style (`direct`, `embedded`, `obfuscated`).
     #[serde(default)]
     pub tpr_by_style: BTreeMap<String, Rate>,
-    /// FPR on ordinary benign writes.
+    /// FPR on all benign writes: ordinary ones and hard negatives together.
     pub fpr_benign: Rate,
     /// FPR on hard negatives (benign text about confirmation, admins, passwords, ...).
     pub fpr_hard_negatives: Rate,
@@ -254,7 +254,13 @@ fn strings(cells: &[&str]) -> Vec<String> {
 /// The tables of the guard section, in display order.
 /// The rates of one catch-rate evaluation as a table titled `what (detector, split, records)`.
 fn catch_table(c: &GuardCatchReport, what: &str) -> GuardTable {
-    let mut rows = vec![rate_cells("TPR (all attacks)", &c.tpr)];
+    // A set without attacks (the code-heavy benign set) has no catch rate: not 0 %.
+    let no_attacks = c.tpr.n == 0;
+    let mut rows = vec![if no_attacks {
+        strings(&["TPR (all attacks)", "0", "0", "n/a (no attacks)"])
+    } else {
+        rate_cells("TPR (all attacks)", &c.tpr)
+    }];
     for (k, r) in &c.tpr_by_category {
         rows.push(rate_cells(&format!("TPR category {k}"), r));
     }
@@ -264,13 +270,17 @@ fn catch_table(c: &GuardCatchReport, what: &str) -> GuardTable {
     for (k, r) in &c.tpr_by_style {
         rows.push(rate_cells(&format!("TPR style {k}"), r));
     }
-    rows.push(rate_cells("FPR benign", &c.fpr_benign));
+    rows.push(rate_cells(
+        "FPR benign (all, hard negatives included)",
+        &c.fpr_benign,
+    ));
     rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
     rows.push(vec![
         "balanced accuracy".to_owned(),
         String::new(),
         String::new(),
         match c.balanced_accuracy_ci95 {
+            _ if no_attacks => "n/a (no attacks)".to_owned(),
             Some(ci) => pct_ci(c.balanced_accuracy, ci),
             None => pct(c.balanced_accuracy),
         },
@@ -570,7 +580,14 @@ mod tests {
         let mut fresh = section.catch.clone().expect("catch");
         fresh.records = 1499;
         with_select.fresh = Some(fresh);
+        let mut codes = section.catch.clone().expect("catch");
+        codes.tpr = Rate::default();
+        with_select.codes = Some(codes);
         let md = guard_markdown(&with_select);
+        assert!(
+            md.contains("| TPR (all attacks) | 0 | 0 | n/a (no attacks) |"),
+            "a set without attacks has no catch rate: {md}"
+        );
         assert!(
             md.contains("## Selection set, independent authors, never trained on (datasets/injection-select) (combined, validation split, 400 records"),
             "{md}"
