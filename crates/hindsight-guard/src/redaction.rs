@@ -4,8 +4,9 @@
 //! where each `value` is the secret's exact text inside `text`.
 //!
 //! Per secret type ([`SensitiveKind`] names):
-//! - *removed*: labelled secrets whose text no longer appears in the redacted output (what
-//!   matters for privacy, whatever type the detector thought it was);
+//! - *removed*: labelled secrets whose text no longer appears verbatim in the redacted output
+//!   (what matters for privacy, whatever type the detector thought it was; lenient, since a
+//!   span replacing any part of the secret counts);
 //! - *typed*: labelled secrets overlapped by a detector span of their own type;
 //! - *precision*: detector spans of the type that overlap a labelled secret of that type.
 //!
