@@ -58,6 +58,86 @@ pub struct StoreStats {
     pub namespaces: u64,
 }
 
+/// One status change of [`Store::set_statuses`]: memory `id` moves to `status`, with `reason` and
+/// (for `Superseded`) the successor `superseded_by`, provided it still has status `expected`.
+///
+/// `expected` makes the change a compare-and-set: a memory whose status changed since the caller
+/// read it (a concurrent `forget`, a release, another process) is refused with
+/// [`crate::ErrorKind::Conflict`] instead of being overwritten. `None` changes whatever status it
+/// has ([`Store::set_status`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusChange {
+    pub id: MemoryId,
+    pub expected: Option<Status>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub superseded_by: Option<MemoryId>,
+}
+
+impl StatusChange {
+    /// `id` from `expected` to `status`, without a reason or successor.
+    pub fn new(id: MemoryId, expected: Status, status: Status) -> Self {
+        StatusChange {
+            id,
+            expected: Some(expected),
+            status,
+            reason: None,
+            superseded_by: None,
+        }
+    }
+
+    pub fn reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    pub fn superseded_by(mut self, successor: MemoryId) -> Self {
+        self.superseded_by = Some(successor);
+        self
+    }
+
+    /// Whether a memory now in status `current` may take this change.
+    pub fn admits(&self, current: Status) -> bool {
+        self.expected.is_none_or(|e| e == current)
+    }
+
+    /// The error for a memory that is `current` instead of the expected status (the one message
+    /// every backend gives).
+    pub fn conflict(&self, ns: &Namespace, current: Status) -> crate::Error {
+        let expected = self.expected.map_or("any status", |e| e.as_str());
+        crate::Error::conflict(format!(
+            "memory {} in namespace {ns} is {current}, not {expected}: its status changed \
+             concurrently, so it was not made {} (nothing was changed)",
+            self.id, self.status
+        ))
+    }
+
+    /// The error for a memory that does not exist in `ns`.
+    pub fn not_found(&self, ns: &Namespace) -> crate::Error {
+        crate::Error::not_found(format!("memory {} in namespace {ns}", self.id))
+    }
+
+    /// Refuses a list that names one memory twice (the outcome would depend on the order).
+    pub fn check_distinct(changes: &[StatusChange]) -> Result<()> {
+        let mut seen = std::collections::HashSet::with_capacity(changes.len());
+        match changes.iter().find(|c| !seen.insert(&c.id)) {
+            Some(c) => Err(crate::Error::invalid(
+                "changes",
+                format!("memory {} appears twice in one status change", c.id),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The retirement of `old` by `successor` that a superseding insert makes: `Active` to
+    /// `Superseded`, compare-and-set.
+    pub fn retire(old: MemoryId, successor: MemoryId, reason: &str) -> Self {
+        StatusChange::new(old, Status::Active, Status::Superseded)
+            .reason(reason)
+            .superseded_by(successor)
+    }
+}
+
 /// A memory backend: the source of truth plus the three retrieval paths.
 ///
 /// Every method is scoped to one namespace; no method returns another namespace's memories.
@@ -87,12 +167,16 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// [`Store::insert_unpublished`] of `memory` together with retiring each of `superseded`
     /// (status `Superseded`, `reason`, `superseded_by` = the new id): a newer memory and the
-    /// older ones it contradicts change together. When one of `superseded` does not exist the
-    /// call fails with `NotFound` and writes nothing.
+    /// older ones it contradicts change together. Only memories still `Active` are retired: when
+    /// one of `superseded` does not exist the call fails with `NotFound`, when one is no longer
+    /// active (forgotten or retired since the caller read it) with `Conflict`, and either way it
+    /// writes nothing.
     ///
-    /// The default checks that every old memory exists, then inserts and retires them one call
-    /// at a time: all or nothing against a missing id, but not against the backend failing
-    /// midway. Backends with transactions do it in one.
+    /// The default checks every old memory first, then inserts and retires them
+    /// ([`Store::set_statuses`], compare-and-set): all or nothing against a missing or changed
+    /// id, but not against the backend failing midway or a status changing between the check
+    /// and the retirement (then the new memory is stored and the error is returned). Backends
+    /// with transactions do it in one.
     async fn insert_superseding_unpublished(
         &self,
         memory: &Memory,
@@ -101,19 +185,14 @@ pub trait Store: Send + Sync + fmt::Debug {
         reason: &str,
     ) -> Result<()> {
         let ns = &memory.namespace;
-        let found = self.get_many(ns, superseded).await?;
-        if let Some(missing) = superseded
+        let changes: Vec<StatusChange> = superseded
             .iter()
-            .find(|id| !found.iter().any(|m| &m.id == *id))
-        {
-            return Err(crate::Error::not_found(format!(
-                "memory {missing} in namespace {ns}"
-            )));
-        }
+            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
+            .collect();
+        check_status_changes(self, ns, &changes).await?;
         self.insert_unpublished(memory, vector).await?;
-        for old in superseded {
-            self.set_status(ns, old, Status::Superseded, Some(reason), Some(&memory.id))
-                .await?;
+        if !changes.is_empty() {
+            self.set_statuses(ns, &changes).await?;
         }
         Ok(())
     }
@@ -143,7 +222,9 @@ pub trait Store: Send + Sync + fmt::Debug {
         vector: Option<&[f32]>,
     ) -> Result<Memory>;
 
-    /// Lifecycle transition with a reason and, for `Superseded`, the successor's id.
+    /// Lifecycle transition with a reason and, for `Superseded`, the successor's id, whatever
+    /// status the memory has now. Fails with `NotFound`. The engine's transitions use
+    /// [`Store::set_statuses`], which checks the status they expect.
     async fn set_status(
         &self,
         ns: &Namespace,
@@ -152,6 +233,35 @@ pub trait Store: Send + Sync + fmt::Debug {
         reason: Option<&str>,
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory>;
+
+    /// Several lifecycle transitions, all or nothing, each a compare-and-set on the status it
+    /// expects ([`StatusChange`]). When one names a memory that does not exist in `ns` the call
+    /// fails with `NotFound`, when one finds another status than it expects with `Conflict`, and
+    /// either way nothing changes. A list naming one memory twice is `InvalidInput`. Changes
+    /// apply in order (list a retirement before the activation it makes room for). Returns the
+    /// memories after the change, in the order of `changes`.
+    ///
+    /// The default checks every change against the stored memories, then applies them one
+    /// [`Store::set_status`] at a time: all or nothing against a missing id or an unexpected
+    /// status, but not against the backend failing midway or a concurrent change between the
+    /// check and the writes. Backends with transactions do it in one.
+    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
+        check_status_changes(self, ns, changes).await?;
+        let mut changed = Vec::with_capacity(changes.len());
+        for c in changes {
+            changed.push(
+                self.set_status(
+                    ns,
+                    &c.id,
+                    c.status,
+                    c.reason.as_deref(),
+                    c.superseded_by.as_ref(),
+                )
+                .await?,
+            );
+        }
+        Ok(changed)
+    }
 
     /// Atomically increments `access_count` and advances `last_accessed_at` for each id (no lost
     /// updates under concurrency). Unknown ids are ignored.
@@ -219,4 +329,27 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Makes everything acknowledged so far durable and indexes consistent (shutdown, tests).
     async fn flush(&self) -> Result<()>;
+}
+
+/// Checks `changes` against the memories stored in `ns` (the defaults' pre-check): each must exist
+/// (`NotFound`) and have its expected status (`Conflict`), and no memory may appear twice.
+async fn check_status_changes<S: Store + ?Sized>(
+    store: &S,
+    ns: &Namespace,
+    changes: &[StatusChange],
+) -> Result<()> {
+    StatusChange::check_distinct(changes)?;
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<MemoryId> = changes.iter().map(|c| c.id.clone()).collect();
+    let found = store.get_many(ns, &ids).await?;
+    for c in changes {
+        match found.iter().find(|m| m.id == c.id) {
+            None => return Err(c.not_found(ns)),
+            Some(m) if !c.admits(m.status) => return Err(c.conflict(ns, m.status)),
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
     MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status,
-    Store, WriteGuard, decay, index_text,
+    StatusChange, Store, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -490,6 +490,13 @@ fn stored_kind(new: &NewMemory) -> MemoryKind {
     } else {
         new.kind
     }
+}
+
+/// The memory the last change of a [`Store::set_statuses`] call produced.
+pub(crate) fn last_changed(mut changed: Vec<Memory>) -> Result<Memory> {
+    changed
+        .pop()
+        .ok_or_else(|| Error::backend("the store returned no memory for a status change"))
 }
 
 fn new_id() -> MemoryId {
@@ -1508,15 +1515,11 @@ impl Engine {
             (std::borrow::Cow::Borrowed(patch), vector)
         };
         if verdict.status == Status::Quarantined && current.status != Status::Quarantined {
-            self.store
-                .set_status(
-                    ns,
-                    id,
-                    Status::Quarantined,
-                    verdict.reason.as_deref(),
-                    current.superseded_by.as_ref(),
-                )
-                .await?;
+            // Only from the status read above: a memory forgotten meanwhile stays forgotten.
+            let mut change = StatusChange::new(id.clone(), current.status, Status::Quarantined);
+            change.reason = verdict.reason.clone();
+            change.superseded_by = current.superseded_by.clone();
+            self.store.set_statuses(ns, &[change]).await?;
             warn!(namespace = %ns, %id, reason = ?verdict.reason, "update quarantined by the guard");
         }
         let updated = self.store.update(ns, id, &patch, Some(&vector)).await?;
@@ -1541,6 +1544,11 @@ impl Engine {
                 "that wording is reserved for memories an operator discarded from quarantine",
             ));
         }
+        // Serialised with writes: a forget landing between a write's similarity search and its
+        // insert would otherwise be retired as `superseded` by it (then purge skips it and
+        // revert can bring it back).
+        let lock = self.ns_lock(ns);
+        let _guard = lock.lock().await;
         // Forgetting twice would overwrite the first reason (the audit trail); a quarantined
         // memory is the operator's (`quarantine discard`), and forgetting it would let `revert`
         // bring it back without a release.
@@ -1553,10 +1561,15 @@ impl Engine {
                 ),
             ));
         }
+        // Compare-and-set: a status changed by another process since the read is refused.
         let m = self
             .store
-            .set_status(ns, id, Status::Forgotten, Some(reason), None)
-            .await?;
+            .set_statuses(
+                ns,
+                &[StatusChange::new(id.clone(), m.status, Status::Forgotten).reason(reason)],
+            )
+            .await
+            .and_then(last_changed)?;
         info!(namespace = %ns, %id, reason, "forgot memory");
         Ok(m)
     }
@@ -1613,20 +1626,25 @@ impl Engine {
             Some(newer) => format!("reverted from {}; {newer} retired", m.status),
             None => format!("reverted from {}", m.status),
         };
+        // One all-or-nothing change, each part only from the status read above: never the
+        // restored memory active beside the version it contradicts, never a status another
+        // process changed meanwhile overwritten. The retirement comes first (a backend with a
+        // unique index over active texts sees room made before the restore).
+        let mut changes = Vec::with_capacity(2);
+        if let Some(newer) = &in_force {
+            changes.push(StatusChange::retire(
+                newer.clone(),
+                id.clone(),
+                &format!("{id} was restored by revert"),
+            ));
+        }
+        changes.push(StatusChange::new(id.clone(), m.status, Status::Active).reason(reason));
         let restored = self
             .store
-            .set_status(ns, id, Status::Active, Some(&reason), None)
-            .await?;
+            .set_statuses(ns, &changes)
+            .await
+            .and_then(last_changed)?;
         if let Some(newer) = &in_force {
-            self.store
-                .set_status(
-                    ns,
-                    newer,
-                    Status::Superseded,
-                    Some(&format!("{id} was restored by revert")),
-                    Some(id),
-                )
-                .await?;
             info!(namespace = %ns, %id, %newer, "revert retired the version in force");
         }
         info!(namespace = %ns, %id, "reverted memory to active");

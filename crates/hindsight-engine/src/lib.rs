@@ -27,6 +27,8 @@ mod conflict;
 mod consensus;
 mod engine;
 mod quarantine;
+#[cfg(test)]
+mod status_tests;
 mod working;
 
 pub use config::{RetrievalConfig, WriteConfig};

@@ -7,12 +7,13 @@
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    Error, ErrorKind, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result, Source, Status,
+    Error, ErrorKind, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result, Source,
+    Status, StatusChange,
 };
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use crate::engine::{Engine, as_new_memory};
+use crate::engine::{Engine, as_new_memory, last_changed};
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
 /// `guard quarantine: {reason} | categories=a,b | score=0.930 | source=external`
@@ -302,8 +303,15 @@ impl Engine {
             );
             let memory = self
                 .store
-                .set_status(ns, id, Status::Forgotten, Some(&reason), None)
-                .await?;
+                .set_statuses(
+                    ns,
+                    &[
+                        StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten)
+                            .reason(reason),
+                    ],
+                )
+                .await
+                .and_then(last_changed)?;
             info!(namespace = %ns, %id, duplicate_of = %top, "released quarantined memory as a duplicate");
             return Ok(ReleaseOutcome {
                 memory,
@@ -317,21 +325,28 @@ impl Engine {
             "released from quarantine by operator: {operator_note}{}",
             was(&m)
         );
+        // One all-or-nothing change, each part only from the status read (the released memory
+        // still quarantined, the ones it contradicts still active): never the released memory
+        // active beside a version it contradicts, never a concurrent discard or forget
+        // overwritten. The retirements come first (room made before the activation).
+        let mut changes: Vec<StatusChange> = superseded
+            .iter()
+            .map(|old| {
+                StatusChange::retire(
+                    old.clone(),
+                    id.clone(),
+                    "contradicted by a memory released from quarantine",
+                )
+            })
+            .collect();
+        changes.push(
+            StatusChange::new(id.clone(), Status::Quarantined, Status::Active).reason(reason),
+        );
         let memory = self
             .store
-            .set_status(ns, id, Status::Active, Some(&reason), None)
-            .await?;
-        for old in &superseded {
-            self.store
-                .set_status(
-                    ns,
-                    old,
-                    Status::Superseded,
-                    Some("contradicted by a memory released from quarantine"),
-                    Some(id),
-                )
-                .await?;
-        }
+            .set_statuses(ns, &changes)
+            .await
+            .and_then(last_changed)?;
         info!(namespace = %ns, %id, superseded = superseded.len(), "released quarantined memory");
         Ok(ReleaseOutcome {
             memory,
@@ -355,12 +370,23 @@ impl Engine {
                 "a note is required to discard a quarantined memory",
             ));
         }
+        // Serialised with release (and writes): a discard cannot land inside a release.
+        let lock = self.ns_lock(ns);
+        let _guard = lock.lock().await;
         let m = self.get_quarantined(ns, id).await?;
         let reason = format!("{DISCARDED}: {operator_note}{}", was(&m));
+        // Only from quarantine: a memory another process released meanwhile stays released.
         let m = self
             .store
-            .set_status(ns, id, Status::Forgotten, Some(&reason), None)
-            .await?;
+            .set_statuses(
+                ns,
+                &[
+                    StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten)
+                        .reason(reason),
+                ],
+            )
+            .await
+            .and_then(last_changed)?;
         info!(namespace = %ns, %id, "discarded quarantined memory");
         Ok(m)
     }

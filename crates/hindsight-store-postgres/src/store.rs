@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
     EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
-    PathHits, Result, Status, Store, StoreStats, StructuredQuery,
+    PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
 };
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -418,9 +418,59 @@ fn redact(url: &str) -> String {
     }
 }
 
-/// A status change (binds: status, reason, successor, namespace, id); callers add `RETURNING`.
-const SET_STATUS: &str = "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
-                          WHERE namespace = $4 AND id = $5";
+/// Applies `changes` in order inside `tx`, each one statement that changes the row only when it
+/// still has the expected status (compare-and-set; under READ COMMITTED PostgreSQL re-checks the
+/// condition on the row a concurrent transaction just changed). The first change that finds no
+/// row (`NotFound`) or another status (`Conflict`) fails the call before the commit, so dropping
+/// `tx` rolls every change back. Returns the changed memories.
+async fn apply_status_changes(
+    tx: &mut Transaction<'_, Postgres>,
+    ns: &Namespace,
+    changes: &[StatusChange],
+) -> Result<Vec<Memory>> {
+    let sql = format!(
+        "UPDATE memories SET status = $1, status_reason = $2, superseded_by = $3 \
+         WHERE namespace = $4 AND id = $5 AND ($6::text IS NULL OR status = $6) \
+         RETURNING {MEMORY_COLUMNS}"
+    );
+    let mut changed = Vec::with_capacity(changes.len());
+    for c in changes {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+            .bind(c.status.as_str())
+            .bind(c.reason.as_deref())
+            .bind(c.superseded_by.as_ref().map(MemoryId::as_str))
+            .bind(ns.as_str())
+            .bind(c.id.as_str())
+            .bind(c.expected.map(Status::as_str))
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(d) if d.is_unique_violation() => Error::conflict(format!(
+                    "memory {} cannot become {}: an active memory with identical text already exists in namespace {ns}",
+                    c.id, c.status
+                )),
+                _ => db_err(e),
+            })?;
+        match row {
+            Some(row) => changed.push(memory_from_row(&row)?),
+            None => {
+                let current: Option<String> = sqlx::query_scalar(
+                    "SELECT status FROM memories WHERE namespace = $1 AND id = $2",
+                )
+                .bind(ns.as_str())
+                .bind(c.id.as_str())
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(db_err)?;
+                return Err(match current {
+                    None => c.not_found(ns),
+                    Some(status) => c.conflict(ns, status.parse()?),
+                });
+            }
+        }
+    }
+    Ok(changed)
+}
 
 #[async_trait]
 impl Store for PostgresStore {
@@ -437,7 +487,8 @@ impl Store for PostgresStore {
             .await
     }
 
-    /// One transaction: the new row and the retired ones commit together or not at all (`insert`
+    /// One transaction: the new row and the retired ones (only while still active) commit
+    /// together or not at all (`insert`
     /// is this with nothing to retire; writes are visible on return, so there is nothing to
     /// publish).
     async fn insert_superseding_unpublished(
@@ -457,19 +508,14 @@ impl Store for PostgresStore {
             self.exact_duplicates == ExactDuplicates::Reject,
         )
         .await?;
-        for old in superseded {
-            // An error returns before the commit: dropping `tx` rolls the insert back too.
-            sqlx::query(sqlx::AssertSqlSafe(format!("{SET_STATUS} RETURNING id")))
-                .bind(Status::Superseded.as_str())
-                .bind(reason)
-                .bind(memory.id.as_str())
-                .bind(ns.as_str())
-                .bind(old.as_str())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
-        }
+        // Only memories still active are retired. An error returns before the commit: dropping
+        // `tx` rolls the insert back too.
+        let retire: Vec<StatusChange> = superseded
+            .iter()
+            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
+            .collect();
+        StatusChange::check_distinct(&retire)?;
+        apply_status_changes(&mut tx, ns, &retire).await?;
         tx.commit().await.map_err(db_err)
     }
 
@@ -575,24 +621,29 @@ impl Store for PostgresStore {
         reason: Option<&str>,
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SET_STATUS} RETURNING {MEMORY_COLUMNS}"
-        )))
-        .bind(status.as_str())
-        .bind(reason)
-        .bind(superseded_by.map(MemoryId::as_str))
-        .bind(ns.as_str())
-        .bind(id.as_str())
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.is_unique_violation() => Error::conflict(format!(
-                "memory {id} cannot become {status}: an active memory with identical text already exists in namespace {ns}"
-            )),
-            _ => db_err(e),
-        })?
-        .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
-        memory_from_row(&row)
+        let change = StatusChange {
+            id: id.clone(),
+            expected: None,
+            status,
+            reason: reason.map(str::to_owned),
+            superseded_by: superseded_by.cloned(),
+        };
+        let mut changed = self.set_statuses(ns, &[change]).await?;
+        changed
+            .pop()
+            .ok_or_else(|| Error::backend("a status change returned no row"))
+    }
+
+    /// One transaction: every change commits or none does.
+    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
+        StatusChange::check_distinct(changes)?;
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let changed = apply_status_changes(&mut tx, ns, changes).await?;
+        tx.commit().await.map_err(db_err)?;
+        Ok(changed)
     }
 
     async fn record_access(

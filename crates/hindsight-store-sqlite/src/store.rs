@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use hindsight_core::{
     EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
-    PathHit, PathHits, Result, Status, Store, StoreStats, StructuredQuery, l2_normalize,
-    structured_weights as weights,
+    PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
+    l2_normalize, structured_weights as weights,
 };
 use hindsight_index::{AnnConfig, KeywordIndex, SearchMode};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
@@ -671,47 +671,48 @@ impl SqliteStore {
     }
 
     /// Writes one memory to SQLite, the in-memory state and the keyword writer (not yet
-    /// committed there), retiring `superseded` (status `Superseded` by it, with `reason`) in the
-    /// same transaction; returns the generation to publish through.
+    /// committed there), applying `retire` (the retirements of the memories it supersedes,
+    /// compare-and-set) in the same transaction; returns the generation to publish through.
     async fn insert_staged(
         &self,
         memory: &Memory,
         vector: &[f32],
-        superseded: &[MemoryId],
-        reason: &str,
+        retire: &[StatusChange],
     ) -> Result<u64> {
         validate_memory(memory)?;
         check_dim(&self.space, vector, "vector")?;
+        StatusChange::check_distinct(retire)?;
         let ns = &memory.namespace;
         let _w = self.write_lock.lock().await;
         let pending = self
             .cache
-            .write(ns.as_str(), superseded.iter().map(MemoryId::as_str));
+            .write(ns.as_str(), retire.iter().map(|c| c.id.as_str()));
         let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let key = insert_row(&mut tx, memory, vector).await?;
-        let mut retired = Vec::with_capacity(superseded.len());
-        for old in superseded {
-            // An error returns before the commit: dropping `tx` rolls the insert back too.
-            let row = sqlx::query(sqlx::AssertSqlSafe(set_status_sql()))
-                .bind(Status::Superseded.as_str())
-                .bind(reason)
-                .bind(memory.id.as_str())
-                .bind(ns.as_str())
-                .bind(old.as_str())
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .ok_or_else(|| Error::not_found(format!("memory {old} in namespace {ns}")))?;
-            retired.push((row_key(&row)?, memory_from_row(&row)?.status));
+        let staged = async {
+            let key = insert_row(&mut tx, memory, vector).await?;
+            let retired = apply_status_changes(&mut tx, ns, retire).await?;
+            let generation = bump_generation(&mut tx).await?;
+            Ok::<_, Error>((key, retired, generation))
         }
-        let generation = bump_generation(&mut tx).await?;
+        .await;
+        let (key, retired, generation) = match staged {
+            Ok(staged) => staged,
+            Err(e) => {
+                // Nothing was written: roll back (the insert too). The cached rows stay valid
+                // once the rollback is known to be done.
+                if tx.rollback().await.is_ok() {
+                    pending.drop_rows();
+                }
+                return Err(e);
+            }
+        };
         tx.commit().await.map_err(db_err)?;
         pending.drop_rows();
         {
             let mut state = self.write_state()?;
             state.upsert(key, RowMeta::of(memory), Some(vector));
-            for (k, status) in retired {
-                state.set_status(k, status);
+            for (k, m) in &retired {
+                state.set_status(*k, m.status);
             }
         }
         self.keyword()
@@ -905,13 +906,52 @@ fn keys_in_namespace(ns: &Namespace, window: Option<(i64, i64)>) -> QueryBuilder
     qb
 }
 
-/// The statement of a status change (binds: status, reason, successor, namespace, id), returning
-/// the changed row.
-fn set_status_sql() -> String {
-    format!(
-        "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? WHERE namespace = ? AND id = ? \
-         RETURNING {MEMORY_COLUMNS}"
-    )
+/// Applies `changes` in order inside `tx`, each one statement that changes the row only when it
+/// still has the expected status (compare-and-set). The first change that finds no row (`NotFound`)
+/// or another status (`Conflict`) fails the call; the caller then rolls `tx` back, so nothing
+/// changes. Returns each changed row's key and memory.
+async fn apply_status_changes(
+    tx: &mut Transaction<'_, Sqlite>,
+    ns: &Namespace,
+    changes: &[StatusChange],
+) -> Result<Vec<(u64, Memory)>> {
+    let sql = format!(
+        "UPDATE memories SET status = ?, status_reason = ?, superseded_by = ? \
+         WHERE namespace = ? AND id = ? AND (? IS NULL OR status = ?) RETURNING {MEMORY_COLUMNS}"
+    );
+    let mut changed = Vec::with_capacity(changes.len());
+    for c in changes {
+        let expected = c.expected.map(Status::as_str);
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+            .bind(c.status.as_str())
+            .bind(c.reason.as_deref())
+            .bind(c.superseded_by.as_ref().map(MemoryId::as_str))
+            .bind(ns.as_str())
+            .bind(c.id.as_str())
+            .bind(expected)
+            .bind(expected)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(db_err)?;
+        match row {
+            Some(row) => changed.push((row_key(&row)?, memory_from_row(&row)?)),
+            None => {
+                let current: Option<String> = sqlx::query_scalar(
+                    "SELECT status FROM memories WHERE namespace = ? AND id = ?",
+                )
+                .bind(ns.as_str())
+                .bind(c.id.as_str())
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(db_err)?;
+                return Err(match current {
+                    None => c.not_found(ns),
+                    Some(status) => c.conflict(ns, status.parse()?),
+                });
+            }
+        }
+    }
+    Ok(changed)
 }
 
 #[async_trait]
@@ -925,15 +965,16 @@ impl Store for SqliteStore {
     }
 
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        let generation = self.insert_staged(memory, vector, &[], "").await?;
+        let generation = self.insert_staged(memory, vector, &[]).await?;
         self.publish_through(generation).await
     }
 
     async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert_staged(memory, vector, &[], "").await.map(drop)
+        self.insert_staged(memory, vector, &[]).await.map(drop)
     }
 
-    /// One transaction: the new row and the retired ones commit together or not at all.
+    /// One transaction: the new row and the retired ones (only while still active) commit
+    /// together or not at all.
     async fn insert_superseding_unpublished(
         &self,
         memory: &Memory,
@@ -941,9 +982,11 @@ impl Store for SqliteStore {
         superseded: &[MemoryId],
         reason: &str,
     ) -> Result<()> {
-        self.insert_staged(memory, vector, superseded, reason)
-            .await
-            .map(drop)
+        let retire: Vec<StatusChange> = superseded
+            .iter()
+            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
+            .collect();
+        self.insert_staged(memory, vector, &retire).await.map(drop)
     }
 
     async fn publish(&self) -> Result<()> {
@@ -1103,24 +1146,48 @@ impl Store for SqliteStore {
         reason: Option<&str>,
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory> {
+        let change = StatusChange {
+            id: id.clone(),
+            expected: None,
+            status,
+            reason: reason.map(str::to_owned),
+            superseded_by: superseded_by.cloned(),
+        };
+        let mut changed = self.set_statuses(ns, &[change]).await?;
+        changed
+            .pop()
+            .ok_or_else(|| Error::backend("a status change returned no row"))
+    }
+
+    /// One transaction: every change commits or none does.
+    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
+        StatusChange::check_distinct(changes)?;
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
         let _w = self.write_lock.lock().await;
-        let pending = self.cache.write(ns.as_str(), [id.as_str()]);
-        let sql = set_status_sql();
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(status.as_str())
-            .bind(reason)
-            .bind(superseded_by.map(MemoryId::as_str))
-            .bind(ns.as_str())
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db_err)?
-            .ok_or_else(|| Error::not_found(format!("memory {id} in namespace {ns}")))?;
+        let pending = self
+            .cache
+            .write(ns.as_str(), changes.iter().map(|c| c.id.as_str()));
+        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let changed = match apply_status_changes(&mut tx, ns, changes).await {
+            Ok(changed) => changed,
+            Err(e) => {
+                if tx.rollback().await.is_ok() {
+                    pending.drop_rows();
+                }
+                return Err(e);
+            }
+        };
+        tx.commit().await.map_err(db_err)?;
         pending.drop_rows();
-        let key = row_key(&row)?;
-        let m = memory_from_row(&row)?;
-        self.write_state()?.set_status(key, m.status);
-        Ok(m)
+        {
+            let mut state = self.write_state()?;
+            for (key, m) in &changed {
+                state.set_status(*key, m.status);
+            }
+        }
+        Ok(changed.into_iter().map(|(_, m)| m).collect())
     }
 
     async fn record_access(

@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 
 use hindsight_core::{
-    ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace, Status, Store, StructuredQuery,
+    ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace, Status, StatusChange, Store,
+    StructuredQuery,
 };
 
 use crate::fixture::*;
@@ -147,6 +148,231 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
         "after insert_superseding",
     )
     .await;
+}
+
+/// The (status, reason, successor) of each memory, read back.
+async fn lifecycle_of(
+    s: &dyn Store,
+    ns: &Namespace,
+    ids: &[MemoryId],
+) -> Vec<(Status, Option<String>, Option<MemoryId>)> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let m = ok(s, "get", s.get(ns, id).await)
+            .unwrap_or_else(|| panic!("{}: memory {id} vanished", s.backend_name()));
+        out.push((m.status, m.status_reason, m.superseded_by));
+    }
+    out
+}
+
+/// `set_statuses` applies several compare-and-set transitions all or nothing: one change naming
+/// a missing id (`NotFound`), a memory in another namespace (`NotFound`) or a memory whose status
+/// is not the expected one (`Conflict`), or a list naming one memory twice (`InvalidInput`), and
+/// no change is made, not even the ones listed before it. A valid list changes every memory and
+/// returns them in order; the paths see the result.
+pub async fn set_statuses_is_all_or_nothing(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let items: Vec<_> = ["old", "new", "dep"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| tariff(id, i))
+        .collect();
+    insert_all(s, &items).await;
+    let all = id_list(&["old", "new", "dep"]);
+    let before = lifecycle_of(s, &a, &all).await;
+    let retire_old = StatusChange::retire(mid("old"), mid("new"), "replaced by new");
+
+    for (what, kind, changes) in [
+        (
+            "a missing id after a valid change",
+            ErrorKind::NotFound,
+            vec![
+                retire_old.clone(),
+                StatusChange::new(mid("no-such-memory"), Status::Active, Status::Forgotten),
+            ],
+        ),
+        (
+            "an unexpected status after a valid change",
+            ErrorKind::Conflict,
+            vec![
+                retire_old.clone(),
+                StatusChange::new(mid("dep"), Status::Quarantined, Status::Active),
+            ],
+        ),
+        (
+            "one memory twice",
+            ErrorKind::InvalidInput,
+            vec![
+                retire_old.clone(),
+                StatusChange::new(mid("old"), Status::Active, Status::Forgotten),
+            ],
+        ),
+    ] {
+        expect_err(
+            s,
+            &format!("set_statuses with {what}"),
+            kind,
+            s.set_statuses(&a, &changes).await,
+        );
+        assert_eq!(
+            lifecycle_of(s, &a, &all).await,
+            before,
+            "{}: set_statuses with {what} changed something",
+            s.backend_name()
+        );
+    }
+    expect_err(
+        s,
+        "set_statuses through the wrong namespace",
+        ErrorKind::NotFound,
+        s.set_statuses(&ns("ns-b"), std::slice::from_ref(&retire_old))
+            .await,
+    );
+    assert_eq!(
+        lifecycle_of(s, &a, &all).await,
+        before,
+        "{}: set_statuses through the wrong namespace changed something",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(s, "set_statuses of nothing", s.set_statuses(&a, &[]).await),
+        Vec::<Memory>::new(),
+        "{}: set_statuses of nothing",
+        s.backend_name()
+    );
+
+    let changes = [
+        retire_old,
+        StatusChange::new(mid("dep"), Status::Active, Status::Deprecated).reason("outdated"),
+    ];
+    let got = ok(s, "set_statuses", s.set_statuses(&a, &changes).await);
+    let mut want_old = items[0].0.clone();
+    want_old.status = Status::Superseded;
+    want_old.status_reason = Some("replaced by new".into());
+    want_old.superseded_by = Some(mid("new"));
+    let mut want_dep = items[2].0.clone();
+    want_dep.status = Status::Deprecated;
+    want_dep.status_reason = Some("outdated".into());
+    assert_eq!(
+        got,
+        vec![want_old.clone(), want_dep.clone()],
+        "{}: set_statuses result (only status, reason and successor change, in order)",
+        s.backend_name()
+    );
+    assert_eq!(
+        ok(
+            s,
+            "get_many",
+            s.get_many(&a, &id_list(&["old", "dep"])).await
+        ),
+        vec![want_old, want_dep],
+        "{}: get_many after set_statuses",
+        s.backend_name()
+    );
+    assert_visible(s, &a, &Filter::default(), &["new"], "after set_statuses").await;
+}
+
+/// A status change whose expected status no longer holds is refused with `Conflict` and changes
+/// nothing: a memory forgotten after a writer read it active is neither retired by a superseding
+/// insert (which then stores nothing either) nor by `set_statuses`, so it stays forgotten, with
+/// its reason, and purge still deletes it. A change from the status it does have succeeds.
+pub async fn status_change_refused_when_expected_status_no_longer_holds(
+    factory: &dyn StoreFactory,
+) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    insert_all(s, &[tariff("old", 1), tariff("other", 2)]).await;
+    // Read active by a writer; forgotten before the writer retires it.
+    ok(
+        s,
+        "set_status forgotten",
+        s.set_status(&a, &mid("old"), Status::Forgotten, Some("user asked"), None)
+            .await,
+    );
+    let forgotten = vec![(Status::Forgotten, Some("user asked".to_owned()), None)];
+    let old = [mid("old")];
+
+    expect_err(
+        s,
+        "set_statuses retiring a memory that is no longer active",
+        ErrorKind::Conflict,
+        s.set_statuses(
+            &a,
+            &[
+                StatusChange::retire(mid("other"), mid("old"), "contradicted"),
+                StatusChange::retire(mid("old"), mid("other"), "contradicted"),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(
+        lifecycle_of(s, &a, &old).await,
+        forgotten,
+        "{}: a refused status change overwrote a forgotten memory",
+        s.backend_name()
+    );
+    assert_eq!(
+        lifecycle_of(s, &a, &[mid("other")]).await,
+        vec![(Status::Active, None, None)],
+        "{}: a refused set_statuses applied its first change",
+        s.backend_name()
+    );
+
+    let (new, v) = tariff("new", 3);
+    expect_err(
+        s,
+        "insert_superseding_unpublished retiring a memory that is no longer active",
+        ErrorKind::Conflict,
+        s.insert_superseding_unpublished(&new, &v, &old, "contradicted by a newer memory")
+            .await,
+    );
+    s.publish().await.ok();
+    assert_eq!(
+        ok(s, "get", s.get(&a, &new.id).await),
+        None,
+        "{}: a refused insert_superseding stored the new memory",
+        s.backend_name()
+    );
+    assert_eq!(
+        lifecycle_of(s, &a, &old).await,
+        forgotten,
+        "{}: a superseding insert retired a forgotten memory",
+        s.backend_name()
+    );
+
+    // From the status it does have, the change goes through.
+    let got = ok(
+        s,
+        "set_statuses from the current status",
+        s.set_statuses(
+            &a,
+            &[StatusChange::new(mid("old"), Status::Forgotten, Status::Active).reason("restored")],
+        )
+        .await,
+    );
+    assert_eq!(
+        got.iter()
+            .map(|m| (m.status, m.status_reason.as_deref()))
+            .collect::<Vec<_>>(),
+        vec![(Status::Active, Some("restored"))],
+        "{}: set_statuses from the current status",
+        s.backend_name()
+    );
+    ok(
+        s,
+        "set_status forgotten",
+        s.set_status(&a, &mid("old"), Status::Forgotten, Some("user asked"), None)
+            .await,
+    );
+    assert_eq!(
+        ok(s, "purge_forgotten", s.purge_forgotten(&a, None).await),
+        old.to_vec(),
+        "{}: purge after a refused retirement",
+        s.backend_name()
+    );
 }
 
 /// `set_status` records the status, its reason and (for `Superseded`) the successor, changes

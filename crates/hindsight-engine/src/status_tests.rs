@@ -1,0 +1,394 @@
+//! The engine's status transitions over a store that can fail or be raced on purpose: revert and
+//! release change every version or none, forget and discard run under the namespace lock, and a
+//! memory forgotten between a write's similarity search and its insert stays forgotten.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use hindsight_core::{
+    EmbeddingSpace, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind,
+    MemoryPatch, Namespace, NewMemory, PathHits, Result, Status, StatusChange, Store, StoreStats,
+    StructuredQuery, WriteGuard, l2_normalize,
+};
+use hindsight_embed::{EmbedError, Embedder};
+use hindsight_store_sqlite::SqliteStore;
+
+use crate::Engine;
+
+const DIM: usize = 8;
+
+/// Registered texts get fixed vectors; anything else one far from all of them.
+#[derive(Debug, Default)]
+struct FixedEmbedder {
+    vectors: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl FixedEmbedder {
+    fn set(&self, text: &str, v: &[f32]) {
+        let mut v = v.to_vec();
+        l2_normalize(&mut v);
+        self.vectors.lock().unwrap().insert(text.to_owned(), v);
+    }
+}
+
+impl Embedder for FixedEmbedder {
+    fn space(&self) -> EmbeddingSpace {
+        EmbeddingSpace {
+            model: "fixed-test".into(),
+            dim: DIM,
+        }
+    }
+    fn is_test_only(&self) -> bool {
+        true
+    }
+    fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        let map = self.vectors.lock().unwrap();
+        Ok(texts
+            .iter()
+            .map(|t| {
+                map.get(*t).cloned().unwrap_or_else(|| {
+                    let mut v = vec![0.0; DIM];
+                    v[DIM - 1] = 1.0;
+                    v
+                })
+            })
+            .collect())
+    }
+}
+
+/// Quarantines every write whose content mentions tea.
+#[derive(Debug)]
+struct QuarantineTea;
+
+impl WriteGuard for QuarantineTea {
+    fn check(&self, m: &NewMemory, _embedding: Option<&[f32]>) -> GuardDecision {
+        if m.content.contains("tea") {
+            GuardDecision::Quarantine {
+                reason: "test".into(),
+                categories: vec!["test".into()],
+                score: 1.0,
+                redacted: None,
+            }
+        } else {
+            GuardDecision::Allow
+        }
+    }
+}
+
+/// The embedded store with hooks: status writes naming a `failing` id fail before changing
+/// anything (as a transactional backend's would), `forget_before_insert` is forgotten by
+/// "another process" right before the next superseding insert, and every status write records
+/// whether the namespace lock in `lock` was held.
+#[derive(Debug)]
+struct Hooked {
+    inner: SqliteStore,
+    failing: Mutex<HashSet<MemoryId>>,
+    forget_before_insert: Mutex<Option<MemoryId>>,
+    lock: OnceLock<Arc<tokio::sync::Mutex<()>>>,
+    lock_held: Mutex<Vec<bool>>,
+}
+
+impl Hooked {
+    fn status_write<'a>(&self, mut ids: impl Iterator<Item = &'a MemoryId>) -> Result<()> {
+        if let Some(lock) = self.lock.get() {
+            self.lock_held
+                .lock()
+                .unwrap()
+                .push(lock.try_lock().is_err());
+        }
+        let failing = self.failing.lock().unwrap();
+        match ids.find(|id| failing.contains(*id)) {
+            Some(id) => Err(Error::backend(format!("injected failure writing {id}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl Store for Hooked {
+    fn backend_name(&self) -> &'static str {
+        "hooked-sqlite"
+    }
+    fn embedding_space(&self) -> &EmbeddingSpace {
+        self.inner.embedding_space()
+    }
+    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        self.inner.insert(memory, vector).await
+    }
+    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
+        self.inner.insert_unpublished(memory, vector).await
+    }
+    async fn insert_superseding_unpublished(
+        &self,
+        memory: &Memory,
+        vector: &[f32],
+        superseded: &[MemoryId],
+        reason: &str,
+    ) -> Result<()> {
+        let forget = self.forget_before_insert.lock().unwrap().take();
+        if let Some(id) = forget {
+            self.inner
+                .set_status(
+                    &memory.namespace,
+                    &id,
+                    Status::Forgotten,
+                    Some("user asked"),
+                    None,
+                )
+                .await?;
+        }
+        self.status_write(superseded.iter())?;
+        self.inner
+            .insert_superseding_unpublished(memory, vector, superseded, reason)
+            .await
+    }
+    async fn publish(&self) -> Result<()> {
+        self.inner.publish().await
+    }
+    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
+        self.inner.insert_batch(items).await
+    }
+    async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
+        self.inner.get(ns, id).await
+    }
+    async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        self.inner.get_many(ns, ids).await
+    }
+    async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
+        self.inner.get_vector(ns, id).await
+    }
+    async fn update(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+    ) -> Result<Memory> {
+        self.inner.update(ns, id, patch, vector).await
+    }
+    async fn set_status(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        status: Status,
+        reason: Option<&str>,
+        superseded_by: Option<&MemoryId>,
+    ) -> Result<Memory> {
+        self.status_write(std::iter::once(id))?;
+        self.inner
+            .set_status(ns, id, status, reason, superseded_by)
+            .await
+    }
+    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
+        self.status_write(changes.iter().map(|c| &c.id))?;
+        self.inner.set_statuses(ns, changes).await
+    }
+    async fn record_access(
+        &self,
+        ns: &Namespace,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        self.inner.record_access(ns, ids, at).await
+    }
+    async fn add_usefulness(&self, ns: &Namespace, id: &MemoryId, delta: f32) -> Result<Memory> {
+        self.inner.add_usefulness(ns, id, delta).await
+    }
+    async fn purge_forgotten(
+        &self,
+        ns: &Namespace,
+        ids: Option<&[MemoryId]>,
+    ) -> Result<Vec<MemoryId>> {
+        self.inner.purge_forgotten(ns, ids).await
+    }
+    async fn vector_search(
+        &self,
+        ns: &Namespace,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        self.inner.vector_search(ns, query, k, filter).await
+    }
+    async fn keyword_search(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        self.inner.keyword_search(ns, query, k, filter).await
+    }
+    async fn structured_search(
+        &self,
+        ns: &Namespace,
+        query: &StructuredQuery,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<PathHits> {
+        self.inner.structured_search(ns, query, k, filter).await
+    }
+    async fn scan(
+        &self,
+        ns: &Namespace,
+        after: Option<&MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>> {
+        self.inner.scan(ns, after, limit).await
+    }
+    async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        self.inner.namespaces().await
+    }
+    async fn stats(&self) -> Result<StoreStats> {
+        self.inner.stats().await
+    }
+    async fn flush(&self) -> Result<()> {
+        self.inner.flush().await
+    }
+}
+
+const COFFEE: &str = "The user likes coffee";
+const TEA: &str = "The user switched to tea";
+
+fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-06-01T12:00:00Z")
+        .unwrap()
+        .to_utc()
+}
+
+fn ns() -> Namespace {
+    Namespace::new("ns")
+}
+
+fn mem(content: &str) -> NewMemory {
+    NewMemory::new("ns", MemoryKind::Semantic, content)
+}
+
+/// An engine over a hooked store where `TEA` contradicts `COFFEE` (cosine 0.8), quarantined
+/// when `quarantine_tea`.
+async fn setup(quarantine_tea: bool) -> (Engine, Arc<Hooked>) {
+    let emb = Arc::new(FixedEmbedder::default());
+    emb.set(COFFEE, &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    emb.set(TEA, &[0.8, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let store = Arc::new(Hooked {
+        inner: SqliteStore::open_in_memory(emb.space()).await.unwrap(),
+        failing: Mutex::default(),
+        forget_before_insert: Mutex::default(),
+        lock: OnceLock::new(),
+        lock_held: Mutex::default(),
+    });
+    let mut builder = Engine::builder(store.clone(), emb);
+    if quarantine_tea {
+        builder = builder.guard(Arc::new(QuarantineTea));
+    }
+    let engine = builder.build().unwrap();
+    store.lock.set(engine.ns_lock(&ns())).unwrap();
+    (engine, store)
+}
+
+async fn status(engine: &Engine, id: &MemoryId) -> Status {
+    engine.store().get(&ns(), id).await.unwrap().unwrap().status
+}
+
+/// Revert restores a superseded memory and retires the version in force in one change: when
+/// the store fails writing the second, neither changes (before, the restored memory stayed
+/// active beside the version it contradicts).
+#[tokio::test]
+async fn revert_changes_both_versions_or_neither() {
+    let (engine, store) = setup(false).await;
+    let old = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    let new = engine.store_memory(mem(TEA), now()).await.unwrap();
+    assert_eq!(new.superseded, vec![old.clone()]);
+
+    store.failing.lock().unwrap().insert(new.id.clone());
+    let err = engine.revert(&ns(), &old).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Backend, "{err}");
+    assert_eq!(
+        (status(&engine, &old).await, status(&engine, &new.id).await),
+        (Status::Superseded, Status::Active),
+        "a failed revert must change neither version"
+    );
+
+    store.failing.lock().unwrap().clear();
+    engine.revert(&ns(), &old).await.unwrap();
+    assert_eq!(
+        (status(&engine, &old).await, status(&engine, &new.id).await),
+        (Status::Active, Status::Superseded)
+    );
+}
+
+/// Releasing a quarantined memory that contradicts an active one activates it and retires the
+/// old one in one change: when the store fails writing the old one, the released memory stays
+/// quarantined (before, it became active beside the version it contradicts).
+#[tokio::test]
+async fn release_changes_every_version_or_none() {
+    let (engine, store) = setup(true).await;
+    let old = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    let held = engine.store_memory(mem(TEA), now()).await.unwrap();
+    assert_eq!(held.status, Status::Quarantined);
+
+    store.failing.lock().unwrap().insert(old.clone());
+    let err = engine
+        .release(&ns(), &held.id, "checked", now())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Backend, "{err}");
+    assert_eq!(
+        (status(&engine, &old).await, status(&engine, &held.id).await),
+        (Status::Active, Status::Quarantined),
+        "a failed release must change nothing"
+    );
+
+    store.failing.lock().unwrap().clear();
+    let released = engine
+        .release(&ns(), &held.id, "checked", now())
+        .await
+        .unwrap();
+    assert_eq!(released.superseded, vec![old.clone()]);
+    assert_eq!(
+        (status(&engine, &old).await, status(&engine, &held.id).await),
+        (Status::Superseded, Status::Active)
+    );
+}
+
+/// `forget` and `discard` change a status under the namespace lock, as writes, revert and
+/// release do: they cannot land between a write's similarity search and its insert, or inside
+/// a release (before, neither took it).
+#[tokio::test]
+async fn forget_and_discard_hold_the_namespace_lock() {
+    let (engine, store) = setup(true).await;
+    let coffee = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    let held = engine.store_memory(mem(TEA), now()).await.unwrap().id;
+    store.lock_held.lock().unwrap().clear();
+
+    engine.forget(&ns(), &coffee, "user asked").await.unwrap();
+    engine.discard(&ns(), &held, "attack").await.unwrap();
+    assert_eq!(*store.lock_held.lock().unwrap(), vec![true, true]);
+    assert_eq!(status(&engine, &coffee).await, Status::Forgotten);
+    assert_eq!(status(&engine, &held).await, Status::Forgotten);
+}
+
+/// A memory forgotten (by another process) after a contradicting write read it as active is not
+/// retired as `superseded` by that write: the write is refused with `Conflict` and stores
+/// nothing, the memory stays forgotten and purge deletes it. Before, it became `superseded`,
+/// which purge skips and revert brings back.
+#[tokio::test]
+async fn a_forget_before_the_superseding_insert_is_kept() {
+    let (engine, store) = setup(false).await;
+    let old = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    *store.forget_before_insert.lock().unwrap() = Some(old.clone());
+
+    let err = engine.store_memory(mem(TEA), now()).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
+    let m = engine.store().get(&ns(), &old).await.unwrap().unwrap();
+    assert_eq!(
+        (m.status, m.status_reason.as_deref(), m.superseded_by),
+        (Status::Forgotten, Some("user asked"), None)
+    );
+    assert_eq!(engine.store().stats().await.unwrap().memories, 1);
+    assert_eq!(engine.purge(&ns()).await.unwrap(), vec![old]);
+}
