@@ -44,7 +44,7 @@ pub use report::{
 };
 pub use report::{
     GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
-    RedactionReport, RedactionTypeRow, VariantOutcome,
+    RedactionReport, RedactionTypeRow, TemplateInterval, VariantOutcome,
 };
 pub use stats::{
     BootstrapConfig, CvResult, DEFAULT_SEED, FoldResult, PairedTest, PermutationConfig,

@@ -100,6 +100,10 @@ pub struct GuardEvalReport {
     pub thresholds: BTreeMap<String, f32>,
     pub detectors: Vec<DetectorReport>,
     pub redaction: RedactionReport,
+    /// The combined policy's catch rate and FPR with intervals that resample whole generator
+    /// templates (records of one template are not independent); `None` for hand-written sets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_ci: Option<TemplateCi>,
     /// Verdicts of the combined policy.
     pub verdict_counts: BTreeMap<String, usize>,
     /// Every record the combined policy got wrong (missed attacks, flagged benign texts), for
@@ -110,6 +114,85 @@ pub struct GuardEvalReport {
     /// --scores FILE`). Not part of the report JSON.
     #[serde(skip)]
     pub scores: Vec<RecordScore>,
+}
+
+/// Percentile bootstrap 95 % intervals of the combined policy's catch rate and FPR that resample
+/// base templates (attack and benign templates separately) instead of records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemplateCi {
+    pub attack_templates: usize,
+    pub benign_templates: usize,
+    pub tpr: [f64; 2],
+    pub fpr: [f64; 2],
+}
+
+/// The generator's base template of a record (`attack/<category>/<lang>/<i>` or
+/// `benign/<group>/<i>`, without `+wrapN`, `+mix` or `+sensitive` variants), or `None` when
+/// the record's `template` is not one (hand-written sets name a group of records there).
+fn base_template(template: &str) -> Option<&str> {
+    let base = template.split('+').next()?;
+    (base.starts_with("attack/") || base.starts_with("benign/")).then_some(base)
+}
+
+/// Percentile bootstrap 95 % interval of a pooled rate when whole clusters are resampled: each
+/// cluster is `(hits, n)`. `None` without clusters.
+pub fn cluster_bootstrap_ci(
+    clusters: &[(usize, usize)],
+    resamples: usize,
+    seed: u64,
+) -> Option<[f64; 2]> {
+    use rand::{Rng, SeedableRng};
+    if clusters.is_empty() || resamples == 0 {
+        return None;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut stats = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        let (mut hits, mut n) = (0usize, 0usize);
+        for _ in 0..clusters.len() {
+            let (h, m) = clusters[rng.random_range(0..clusters.len())];
+            hits += h;
+            n += m;
+        }
+        if n > 0 {
+            stats.push(hits as f64 / n as f64);
+        }
+    }
+    if stats.is_empty() {
+        return None;
+    }
+    stats.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let h = (stats.len() - 1) as f64 * q;
+        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+        stats[lo] + (h - lo as f64) * (stats[hi] - stats[lo])
+    };
+    Some([at(0.025), at(0.975)])
+}
+
+/// [`TemplateCi`] of the combined policy's decisions, when every record has a generator
+/// template.
+fn template_ci(records: &[CorpusRecord], flagged: &[bool]) -> Option<TemplateCi> {
+    let mut attacks: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut benign: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (r, &f) in records.iter().zip(flagged) {
+        let t = base_template(&r.template)?;
+        let c = if r.is_attack() {
+            attacks.entry(t).or_default()
+        } else {
+            benign.entry(t).or_default()
+        };
+        c.0 += usize::from(f);
+        c.1 += 1;
+    }
+    let a: Vec<(usize, usize)> = attacks.values().copied().collect();
+    let b: Vec<(usize, usize)> = benign.values().copied().collect();
+    Some(TemplateCi {
+        attack_templates: a.len(),
+        benign_templates: b.len(),
+        tpr: cluster_bootstrap_ci(&a, 10_000, 0x7E57)?,
+        fpr: cluster_bootstrap_ci(&b, 10_000, 0xBE9)?,
+    })
 }
 
 /// One record's scores: what each layer said, before the policy combined them.
@@ -233,6 +316,7 @@ pub fn evaluate(
     let mut cls_intent = Tally::default();
     let mut combined = Tally::default();
     let mut combined_noemb = Tally::default();
+    let mut combined_flags = Vec::with_capacity(records.len());
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
     let mut mistakes = Vec::new();
     let mut scores = Vec::with_capacity(records.len());
@@ -285,6 +369,7 @@ pub fn evaluate(
         }
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
+        combined_flags.push(v.verdict.is_flagged());
         if v.verdict.is_flagged() != r.is_attack() {
             mistakes.push(Mistake {
                 id: r.id.clone(),
@@ -376,6 +461,7 @@ pub fn evaluate(
             secrets_removed: wilson(sec_ok, sec_n),
             spurious_redaction: wilson(spur, spur_n),
         },
+        template_ci: template_ci(records, &combined_flags),
         verdict_counts: verdicts,
         mistakes,
         scores,
@@ -427,6 +513,18 @@ impl GuardEvalReport {
                 d.balanced_accuracy
             );
         }
+        if let Some(t) = &self.template_ci {
+            let _ = writeln!(
+                s,
+                "\nCombined, resampling templates instead of records (bootstrap over {} attack and {} benign templates): catch rate [{:.1}, {:.1}], FPR benign [{:.1}, {:.1}]",
+                t.attack_templates,
+                t.benign_templates,
+                100.0 * t.tpr[0],
+                100.0 * t.tpr[1],
+                100.0 * t.fpr[0],
+                100.0 * t.fpr[1]
+            );
+        }
         type Getter = fn(&DetectorReport) -> &BTreeMap<String, Rate>;
         let sections: [(&str, Getter); 4] = [
             ("catch rate by category", |d| &d.catch_by_category),
@@ -470,6 +568,36 @@ impl GuardEvalReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn template_bootstrap_widens_when_one_template_holds_every_mistake() {
+        // 10 templates of 10 records; all 5 false positives come from one template. A record
+        // bootstrap treats them as 5 independent events; a template bootstrap sees one failing
+        // template of 10, so its interval is much wider.
+        let mut clusters = vec![(0, 10); 9];
+        clusters.push((5, 10));
+        let ci = cluster_bootstrap_ci(&clusters, 4000, 1).unwrap();
+        let w = wilson(5, 100);
+        assert!(ci[0] <= 0.0 + 1e-12, "{ci:?}");
+        assert!(ci[1] - ci[0] > w.ci_high - w.ci_low, "{ci:?} vs {w:?}");
+        // Identical clusters: every resample gives the same rate.
+        let ci = cluster_bootstrap_ci(&[(1, 4), (1, 4), (1, 4)], 500, 1).unwrap();
+        assert!((ci[0] - 0.25).abs() < 1e-12 && (ci[1] - 0.25).abs() < 1e-12);
+        assert_eq!(cluster_bootstrap_ci(&[], 10, 1), None);
+    }
+
+    #[test]
+    fn base_templates_are_the_generators_only() {
+        assert_eq!(
+            base_template("attack/exfiltration/en/4+wrap16"),
+            Some("attack/exfiltration/en/4")
+        );
+        assert_eq!(
+            base_template("benign/0/34+mix+sensitive"),
+            Some("benign/0/34")
+        );
+        assert_eq!(base_template("fresh/a/benign/benign/en"), None);
+    }
 
     #[test]
     fn wilson_interval_brackets_the_rate() {

@@ -12,6 +12,7 @@ use hindsight_embed::{Embedder, Embedders};
 use hindsight_engine::{EngineBuilder, RuleConsensus};
 use hindsight_eval::{
     GuardCatchReport, GuardE2eReport, GuardSection, Rate, RedactionReport, RedactionTypeRow,
+    TemplateInterval,
 };
 use hindsight_guard::corpus::{CORPUS_FILE, Split, generate_corpus, load_corpus};
 use hindsight_guard::{Guard, GuardConfig, GuardEvalReport, HeadKind, evaluate};
@@ -128,6 +129,17 @@ pub fn catch_report(r: &GuardEvalReport) -> Option<GuardCatchReport> {
         fpr_hard_negatives: rate(&d.fpr_hard_negative),
         balanced_accuracy: d.balanced_accuracy,
         balanced_accuracy_ci95: None,
+        // Only the combined policy has them.
+        template_ci: r
+            .template_ci
+            .as_ref()
+            .filter(|_| d.detector == "combined")
+            .map(|t| TemplateInterval {
+                attack_templates: t.attack_templates,
+                benign_templates: t.benign_templates,
+                tpr: t.tpr,
+                fpr: t.fpr,
+            }),
     })
 }
 

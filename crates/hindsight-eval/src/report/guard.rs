@@ -63,6 +63,15 @@ pub struct RedactionReport {
     pub hard_negatives_redacted: Rate,
 }
 
+/// Percentile bootstrap 95 % intervals over templates (see [`GuardCatchReport::template_ci`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TemplateInterval {
+    pub attack_templates: usize,
+    pub benign_templates: usize,
+    pub tpr: [f64; 2],
+    pub fpr: [f64; 2],
+}
+
 /// One secret type's row of [`RedactionReport`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RedactionTypeRow {
@@ -120,6 +129,10 @@ pub struct GuardCatchReport {
     pub balanced_accuracy: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balanced_accuracy_ci95: Option<[f64; 2]>,
+    /// Catch rate and benign FPR intervals that resample whole generator templates (attack and
+    /// benign templates separately) instead of records; only for the generated corpus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_ci: Option<TemplateInterval>,
 }
 
 /// What the guard did to the benign dataset while it was imported (false positives at ingest).
@@ -275,6 +288,26 @@ fn catch_table(c: &GuardCatchReport, what: &str) -> GuardTable {
         &c.fpr_benign,
     ));
     rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
+    if let Some(t) = &c.template_ci {
+        rows.push(vec![
+            format!(
+                "TPR, resampling templates ({} attack templates)",
+                t.attack_templates
+            ),
+            String::new(),
+            String::new(),
+            format!("[{}, {}]", pct(t.tpr[0]), pct(t.tpr[1])),
+        ]);
+        rows.push(vec![
+            format!(
+                "FPR benign, resampling templates ({} benign templates)",
+                t.benign_templates
+            ),
+            String::new(),
+            String::new(),
+            format!("[{}, {}]", pct(t.fpr[0]), pct(t.fpr[1])),
+        ]);
+    }
     rows.push(vec![
         "balanced accuracy".to_owned(),
         String::new(),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 pub use guard::{
     GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
-    RedactionReport, RedactionTypeRow, VariantOutcome,
+    RedactionReport, RedactionTypeRow, TemplateInterval, VariantOutcome,
 };
 pub use load::{
     AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,
