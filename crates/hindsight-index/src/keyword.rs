@@ -6,7 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
-use tantivy::directory::MmapDirectory;
+use tantivy::directory::error::LockError;
+use tantivy::directory::{Directory, INDEX_WRITER_LOCK, MmapDirectory};
 use tantivy::indexer::LogMergePolicy;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -36,6 +37,28 @@ pub enum KeywordError {
          data directory): stop it, or wait for it to finish"
     )]
     InUse,
+}
+
+impl KeywordError {
+    /// Whether tantivy could not open the index because what is on disk is damaged or unreadable
+    /// by this build: a garbage or empty `meta.json`, a segment file it names missing, another
+    /// schema or index version. The index is derived data, so its owner may move it aside and
+    /// rebuild it. Not damage: the index in use by another process ([`KeywordError::InUse`]),
+    /// IO errors (permissions, descriptors), a poisoned lock.
+    pub fn is_damage(&self) -> bool {
+        use tantivy::TantivyError as T;
+        use tantivy::directory::error::OpenReadError as R;
+        matches!(
+            self,
+            KeywordError::Tantivy(
+                T::DataCorruption(_)
+                    | T::IncompatibleIndex(_)
+                    | T::SchemaError(_)
+                    | T::DeserializeError(_)
+                    | T::OpenReadError(R::FileDoesNotExist(_) | R::IncompatibleIndex(_))
+            )
+        )
+    }
 }
 
 impl From<KeywordError> for hindsight_core::Error {
@@ -165,6 +188,30 @@ impl KeywordIndex {
         Self::from_index(index, fields)
     }
 
+    /// Moves the index directory `dir` to `to` (a path that does not exist yet), holding the
+    /// index's writer lock meanwhile: fails with [`KeywordError::InUse`] when another process
+    /// has the index open, so an index in use is never moved away from under it.
+    pub fn move_aside(dir: &Path, to: &Path) -> Result<()> {
+        let dir_err = |e: Box<dyn std::error::Error + Send + Sync>| KeywordError::Directory {
+            path: dir.display().to_string(),
+            source: e,
+        };
+        let mmap = MmapDirectory::open(dir).map_err(|e| dir_err(Box::new(e)))?;
+        let lock = mmap.acquire_lock(&INDEX_WRITER_LOCK).map_err(|e| match e {
+            LockError::LockBusy => KeywordError::InUse,
+            e => dir_err(Box::new(e)),
+        })?;
+        if to.exists() {
+            return Err(dir_err(
+                format!("cannot move it to {}: that path exists", to.display()).into(),
+            ));
+        }
+        std::fs::rename(dir, to).map_err(|e| dir_err(Box::new(e)))?;
+        // The lock is a flock on an open file (now inside `to`): closing it releases it.
+        drop(lock);
+        Ok(())
+    }
+
     /// A fresh index in RAM (tests, ephemeral stores).
     pub fn open_in_ram() -> Result<Self> {
         let (schema, fields) = schema();
@@ -178,10 +225,7 @@ impl KeywordIndex {
         let writer = index
             .writer_with_num_threads(1, WRITER_BUDGET_BYTES)
             .map_err(|e| match e {
-                tantivy::TantivyError::LockFailure(
-                    tantivy::directory::error::LockError::LockBusy,
-                    _,
-                ) => KeywordError::InUse,
+                tantivy::TantivyError::LockFailure(LockError::LockBusy, _) => KeywordError::InUse,
                 e => e.into(),
             })?;
         writer.set_merge_policy(Box::new(merge_policy()));

@@ -461,6 +461,40 @@ async fn sync_keyword_index(pool: &SqlitePool, keyword: &KeywordIndex) -> Result
     Ok(())
 }
 
+/// Opens `<data_dir>/tantivy/`. An index tantivy cannot open because it is damaged (a garbage or
+/// empty `meta.json`, a missing segment file: [`hindsight_index::KeywordError::is_damage`]) is
+/// derived data: it is moved aside to `tantivy.corrupt-<UTC time>` (kept for inspection) and a
+/// fresh one created, which `SqliteStore::assemble` then rebuilds from SQLite. Other errors,
+/// above all the index being in use by another process, are returned and nothing is moved.
+fn open_keyword_index(data_dir: &Path) -> Result<KeywordIndex> {
+    let dir = data_dir.join(TANTIVY_DIR);
+    let damage = match KeywordIndex::open_or_create(&dir) {
+        Ok(index) => return Ok(index),
+        Err(e) if e.is_damage() => e,
+        Err(e) => return Err(e.into()),
+    };
+    let stamp = Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    let mut aside = data_dir.join(format!("{TANTIVY_DIR}.corrupt-{stamp}"));
+    let mut n = 1;
+    while aside.exists() {
+        n += 1;
+        aside = data_dir.join(format!("{TANTIVY_DIR}.corrupt-{stamp}-{n}"));
+    }
+    tracing::warn!(
+        error = %damage,
+        moved_to = %aside.display(),
+        "the keyword index is damaged; moving it aside and rebuilding it from SQLite"
+    );
+    KeywordIndex::move_aside(&dir, &aside).map_err(|e| {
+        Error::backend(format!(
+            "the keyword index at {} is damaged ({damage}) and could not be moved aside: {e}; \
+             delete that directory (it is rebuilt from SQLite) and open the store again",
+            dir.display()
+        ))
+    })?;
+    Ok(KeywordIndex::open_or_create(&dir)?)
+}
+
 /// The embedding space recorded in `<data_dir>/hindsight.db`, or `None` when there is no database
 /// (or it has never recorded one).
 pub async fn stored_space(data_dir: &Path) -> Result<Option<EmbeddingSpace>> {
@@ -504,7 +538,7 @@ impl SqliteStore {
                 tx.commit().await.map_err(db_err)?;
             }
         }
-        let keyword = Arc::new(KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?);
+        let keyword = Arc::new(open_keyword_index(data_dir)?);
         Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf()), ann).await
     }
 
@@ -525,7 +559,7 @@ impl SqliteStore {
                 data_dir.join(DB_FILE).display()
             )));
         };
-        let keyword = Arc::new(KeywordIndex::open_or_create(&data_dir.join(TANTIVY_DIR))?);
+        let keyword = Arc::new(open_keyword_index(data_dir)?);
         Self::assemble(
             pool,
             space,

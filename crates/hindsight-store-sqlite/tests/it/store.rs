@@ -652,6 +652,121 @@ async fn deleting_the_keyword_index_triggers_a_rebuild() {
     );
 }
 
+/// The directories a damaged keyword index was moved to.
+fn moved_aside(dir: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .expect("read data dir")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.starts_with(&format!("{TANTIVY_DIR}.corrupt-")))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A keyword index tantivy cannot open (a garbage or empty `meta.json`, a segment file missing)
+/// does not make the store unopenable: it is derived, so it is moved aside and rebuilt from
+/// SQLite, and keyword search finds every row again. Before, the open failed ("keyword index:
+/// Data corrupted", FileDoesNotExist) until someone deleted `tantivy/` by hand.
+#[tokio::test]
+async fn a_damaged_keyword_index_is_moved_aside_and_rebuilt() {
+    for damage in [
+        "garbage meta.json",
+        "empty meta.json",
+        "a missing segment file",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+            seed(&store).await;
+            store.flush().await.expect("flush");
+        }
+        let kw = dir.path().join(TANTIVY_DIR);
+        match damage {
+            "garbage meta.json" => std::fs::write(kw.join("meta.json"), b"{\"segments\": [tru")
+                .expect("write meta.json"),
+            "empty meta.json" => {
+                std::fs::write(kw.join("meta.json"), b"").expect("write meta.json")
+            }
+            _ => {
+                let term = std::fs::read_dir(&kw)
+                    .expect("read index dir")
+                    .map(|e| e.expect("dir entry").path())
+                    .find(|p| p.extension().is_some_and(|x| x == "term"))
+                    .expect("a segment's term file");
+                std::fs::remove_file(term).expect("remove segment file");
+            }
+        }
+        let store = SqliteStore::open(dir.path(), space())
+            .await
+            .unwrap_or_else(|e| panic!("reopen after {damage}: {e}"));
+        let f = Filter::default();
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), "数据库迁移", 5, &f)
+                .await
+                .expect("kw")),
+            vec!["m1"],
+            "{damage}"
+        );
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), "ORD-88231", 5, &f)
+                .await
+                .expect("kw")),
+            vec!["m3"],
+            "{damage}"
+        );
+        assert_eq!(moved_aside(dir.path()).len(), 1, "{damage}");
+        // The fresh index takes writes and opens cleanly again.
+        store
+            .insert(
+                &mem("a", "m5", "retry with exponential backoff"),
+                &vec_of([0.0, 0.0, 0.0, 1.0]),
+            )
+            .await
+            .expect("insert");
+        drop(store);
+        let store = SqliteStore::open(dir.path(), space())
+            .await
+            .expect("reopen again");
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), "backoff", 5, &f)
+                .await
+                .expect("kw")),
+            vec!["m5"],
+            "{damage}"
+        );
+        assert_eq!(moved_aside(dir.path()).len(), 1, "{damage}: moved again");
+    }
+}
+
+/// An index in use by another open store is not damage: that open fails, saying so, and moves
+/// nothing aside.
+#[tokio::test]
+async fn a_keyword_index_in_use_is_not_moved_aside() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+    seed(&store).await;
+    let err = SqliteStore::open(dir.path(), space())
+        .await
+        .expect_err("a second open of an index in use");
+    assert!(err.message.contains("in use"), "{}", err.message);
+    assert_eq!(moved_aside(dir.path()), Vec::<String>::new());
+    assert_eq!(
+        ids(&store
+            .keyword_search(&ns("a"), "ORD-88231", 5, &Filter::default())
+            .await
+            .expect("kw")),
+        vec!["m3"]
+    );
+}
+
 #[tokio::test]
 async fn insert_batch_is_all_or_nothing() {
     let store = SqliteStore::open_in_memory(space()).await.expect("open");
