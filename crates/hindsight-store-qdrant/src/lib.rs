@@ -53,7 +53,12 @@
 //! **Concurrency.** Qdrant has no transactions and no atomic increment. `record_access`,
 //! `add_usefulness`, `update` and `set_status` are read-modify-write cycles serialised per id by an
 //! in-process lock table (`locks`). Two *processes* updating the same memory can still lose an
-//! update (last write wins): run one writer process per collection. `insert` checks that the id is
+//! update (last write wins), and since each cycle writes the whole payload back, a counter update
+//! can undo another process's concurrent status change (a forgotten memory rewritten to active):
+//! run one writer process per collection. `set_statuses` and `insert_superseding_unpublished` are
+//! the `Store` trait's defaults (check every memory's status, then write them one at a time), so
+//! their compare-and-set holds only as far as nothing else writes between the check and the
+//! writes (the engine's namespace lock covers its own process). `insert` checks that the id is
 //! absent and writes with `update_mode: insert_only`, so even a racing process cannot overwrite a
 //! stored memory. `insert_batch` checks every id first and rolls back the chunks already written
 //! if a later chunk fails.
