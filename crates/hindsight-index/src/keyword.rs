@@ -31,6 +31,12 @@ pub enum KeywordError {
     },
     #[error("keyword index: writer lock poisoned")]
     Poisoned,
+    /// A commit failed and rolling the writer back failed too: the index takes no commit until
+    /// its owner reopens (and rebuilds) it.
+    #[error(
+        "keyword index: a commit and the rollback after it failed; reopen to rebuild the index"
+    )]
+    Broken,
     /// Another process holds the index's writer lock.
     #[error(
         "the keyword index is in use by another process (a hindsight command or server on the same \
@@ -94,11 +100,24 @@ fn merge_policy() -> LogMergePolicy {
 /// Queued operations are handed to the writer once this many wait and the writer is free.
 const PENDING_APPLY_AT: usize = 1024;
 
-/// An operation waiting for the writer (see `KeywordIndex::queue`).
+/// An operation since the last commit (see `KeywordIndex::queue`).
+#[derive(Clone)]
 enum Pending {
     Add(TantivyDocument),
     Delete(Term),
     Clear,
+}
+
+/// Every operation since the last successful commit, in order, and how many of them the writer
+/// holds. They are kept until a commit succeeds: a failed commit rolls the writer back to the
+/// last commit and the next one hands them all over again, so it misses none of them.
+#[derive(Default)]
+struct Journal {
+    ops: Vec<Pending>,
+    /// `ops[..applied]` are in the writer.
+    applied: usize,
+    /// Commits that fail on purpose (tests: `KeywordIndex::fail_next_commits`).
+    fail_commits: usize,
 }
 
 /// Hands queued operations to the writer, in order.
@@ -158,8 +177,11 @@ pub struct KeywordIndex {
     index: Index,
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
-    /// Operations not yet handed to the writer (see `KeywordIndex::queue`).
-    pending: Mutex<Vec<Pending>>,
+    /// Operations since the last commit (see `KeywordIndex::queue`).
+    journal: Mutex<Journal>,
+    /// A rollback after a failed commit failed: the writer's state is unknown, so no commit may
+    /// record a watermark any more (the owner rebuilds the index when it is reopened).
+    broken: std::sync::atomic::AtomicBool,
     fields: Fields,
     /// Watermark of the last commit (what [`KeywordIndex::watermark`] reports).
     watermark: Mutex<Option<u64>>,
@@ -241,7 +263,8 @@ impl KeywordIndex {
             index,
             reader,
             writer: Mutex::new(writer),
-            pending: Mutex::new(Vec::new()),
+            journal: Mutex::new(Journal::default()),
+            broken: std::sync::atomic::AtomicBool::new(false),
             fields,
             watermark: Mutex::new(watermark),
         })
@@ -254,15 +277,32 @@ impl KeywordIndex {
     /// Queues one operation. A commit holds the writer for milliseconds, and an `add` that waited
     /// for it would stall its caller (an async worker, under the store's write lock); queued
     /// operations reach the writer in order at the next commit, or earlier when the queue is long
-    /// and the writer is free.
+    /// and the writer is free. They stay in the journal until a commit succeeds.
     fn queue(&self, op: Pending) -> Result<()> {
-        let mut pending = self.pending.lock().map_err(|_| KeywordError::Poisoned)?;
-        pending.push(op);
-        if pending.len() >= PENDING_APPLY_AT
+        let mut journal = self.journal()?;
+        journal.ops.push(op);
+        if journal.ops.len() - journal.applied >= PENDING_APPLY_AT
             && let Ok(writer) = self.writer.try_lock()
         {
-            apply(&writer, pending.drain(..))?;
+            let from = journal.applied;
+            // Counted as applied even if this fails: the writer then refuses the commit, which
+            // rolls it back and hands everything over again.
+            journal.applied = journal.ops.len();
+            apply(&writer, journal.ops[from..].iter().cloned())?;
         }
+        Ok(())
+    }
+
+    fn journal(&self) -> Result<MutexGuard<'_, Journal>> {
+        self.journal.lock().map_err(|_| KeywordError::Poisoned)
+    }
+
+    /// Makes the next `n` commits fail once prepared (the writer holds their documents), as a
+    /// failing disk would (tests of the owners' recovery; the journal keeps their operations for
+    /// the commit after).
+    #[doc(hidden)]
+    pub fn fail_next_commits(&self, n: usize) -> Result<()> {
+        self.journal()?.fail_commits = n;
         Ok(())
     }
 
@@ -298,17 +338,66 @@ impl KeywordIndex {
         self.commit_inner(Some(watermark))
     }
 
+    /// Commits every journalled operation. When the commit fails, the writer is rolled back to
+    /// the last commit and the journal kept whole, so the next commit holds every operation again
+    /// (and its watermark claims nothing it lacks); only a failed rollback leaves the index
+    /// refusing commits.
     fn commit_inner(&self, wm: Option<u64>) -> Result<()> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(KeywordError::Broken);
+        }
         let mut writer = self.writer()?;
         // Everything queued before this point is in this commit (the store's watermark relies
         // on it: a generation staged before the commit started is covered).
-        let queued = std::mem::take(&mut *self.pending.lock().map_err(|_| KeywordError::Poisoned)?);
-        apply(&writer, queued)?;
-        let mut prepared = writer.prepare_commit()?;
-        if let Some(w) = wm {
-            prepared.set_payload(&w.to_string());
+        let (batch, upto, fail) = {
+            let mut journal = self.journal()?;
+            let upto = journal.ops.len();
+            let batch: Vec<Pending> = journal.ops[journal.applied..upto].to_vec();
+            journal.applied = upto;
+            let fail = journal.fail_commits > 0;
+            journal.fail_commits = journal.fail_commits.saturating_sub(1);
+            (batch, upto, fail)
+        };
+        let mut opstamp = None;
+        let committed = (|| {
+            apply(&writer, batch)?;
+            let mut prepared = writer.prepare_commit()?;
+            opstamp = Some(prepared.opstamp());
+            if fail {
+                return Err(KeywordError::Tantivy(tantivy::TantivyError::SystemError(
+                    "injected commit failure".into(),
+                )));
+            }
+            if let Some(w) = wm {
+                prepared.set_payload(&w.to_string());
+            }
+            prepared.commit()?;
+            Ok(())
+        })();
+        if let Err(e) = committed {
+            // Back to the last commit: the operations of the failed one are in the journal.
+            match writer.rollback() {
+                Ok(last) if opstamp == Some(last) && !fail => {
+                    // The commit did land (it failed after writing its metadata): done after all.
+                    writer.set_merge_policy(Box::new(merge_policy()));
+                }
+                Ok(_) => {
+                    writer.set_merge_policy(Box::new(merge_policy()));
+                    self.journal()?.applied = 0;
+                    return Err(e);
+                }
+                Err(rollback) => {
+                    self.broken.store(true, std::sync::atomic::Ordering::SeqCst);
+                    tracing::error!(error = %rollback, "keyword index rollback failed after a failed commit");
+                    return Err(e);
+                }
+            }
         }
-        prepared.commit()?;
+        {
+            let mut journal = self.journal()?;
+            journal.ops.drain(..upto);
+            journal.applied -= upto;
+        }
         drop(writer);
         *self.watermark.lock().map_err(|_| KeywordError::Poisoned)? = wm;
         self.reader.reload()?;
@@ -450,6 +539,55 @@ fn key_of(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A failed commit loses nothing: the next commit holds every document of the failed one
+    /// (also those handed to the writer early, past `PENDING_APPLY_AT`), none twice, with its
+    /// watermark; deletes and clears are replayed in order too. Before, the documents the
+    /// writer held were gone and the owner had to refuse every later commit.
+    #[test]
+    fn a_failed_commit_is_retried_whole_by_the_next() {
+        let idx = KeywordIndex::open_in_ram().unwrap();
+        let all = |idx: &KeywordIndex| {
+            let mut keys: Vec<u64> = idx
+                .search("ns", "common", 10_000, &|_| true)
+                .unwrap()
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            keys.sort_unstable();
+            keys
+        };
+        idx.add(0, "ns", "common zero").unwrap();
+        idx.add(1, "ns", "common one").unwrap();
+        idx.commit_with_watermark(1).unwrap();
+
+        idx.delete(0).unwrap();
+        let early = PENDING_APPLY_AT as u64 + 10;
+        for key in 2..2 + early {
+            idx.add(key, "ns", "common bulk").unwrap();
+        }
+        idx.fail_next_commits(1).unwrap();
+        assert!(idx.commit_with_watermark(2).is_err());
+        assert_eq!(idx.watermark(), Some(1));
+        assert_eq!(all(&idx), vec![0, 1], "the failed commit is not visible");
+
+        idx.add(9_999, "ns", "common late").unwrap();
+        idx.commit_with_watermark(3).unwrap();
+        assert_eq!(idx.watermark(), Some(3));
+        let mut want: Vec<u64> = (1..2 + early).collect();
+        want.push(9_999);
+        assert_eq!(all(&idx), want);
+        assert_eq!(idx.num_docs(), want.len() as u64, "no document twice");
+
+        // A clear in a failed commit is replayed in order too.
+        idx.clear().unwrap();
+        idx.add(5, "ns", "common after clear").unwrap();
+        idx.fail_next_commits(1).unwrap();
+        assert!(idx.commit_with_watermark(4).is_err());
+        idx.commit_with_watermark(4).unwrap();
+        assert_eq!(all(&idx), vec![5]);
+        assert_eq!(idx.num_docs(), 1);
+    }
 
     /// The merge policy leaves a grown segment alone while one-document commits pile up, and
     /// merges those among themselves once there are 8 (the default policy would rewrite the

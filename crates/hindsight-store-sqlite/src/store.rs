@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -108,8 +108,6 @@ struct Publisher {
     staged: AtomicU64,
     /// Held while the keyword index commits; the generation the last commit made visible.
     published: tokio::sync::Mutex<u64>,
-    /// A keyword commit failed: no later commit may record a watermark (see `commit_staged`).
-    commit_failed: AtomicBool,
 }
 
 impl Publisher {
@@ -144,27 +142,16 @@ impl Publisher {
     }
 
     /// Commits everything staged so far (the caller holds `published`, passed in) and records
-    /// its generation.
+    /// its generation. A failed commit keeps `published` where it was, so the next publish
+    /// commits again: the keyword index keeps every change since its last commit until one
+    /// succeeds (`KeywordIndex`'s journal), so that commit's watermark claims nothing it lacks.
     async fn commit_staged(&self, published: &mut u64) -> Result<()> {
-        if self.commit_failed.load(Ordering::SeqCst) {
-            // After a failed commit tantivy's writer may have lost the documents it held; a
-            // later commit would record a watermark claiming them. Refuse, so the watermark
-            // keeps lagging and the next open rebuilds the index from SQLite.
-            return Err(Error::backend(
-                "the keyword index failed to commit earlier; writes are stored in SQLite, and \
-                 reopening the store rebuilds the index",
-            ));
-        }
         let target = self.staged();
         let keyword = Arc::clone(&self.keyword);
-        let committed = tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
+        tokio::task::spawn_blocking(move || keyword.commit_with_watermark(target))
             .await
-            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))
-            .and_then(|r| r.map_err(index_lag));
-        if committed.is_err() {
-            self.commit_failed.store(true, Ordering::SeqCst);
-        }
-        committed?;
+            .map_err(|e| Error::backend(format!("keyword index commit task failed: {e}")))?
+            .map_err(index_lag)?;
         *published = target;
         Ok(())
     }
@@ -183,11 +170,12 @@ fn poisoned() -> Error {
     Error::backend("sqlite store: in-memory index lock poisoned by a panicked writer")
 }
 
-/// The write is durable in SQLite but the keyword index missed it; its watermark now lags, so the
-/// next open rebuilds it.
+/// The write is durable in SQLite but the keyword index does not show it yet; its watermark lags,
+/// so the next successful commit (the next write's) or else the next open catches up.
 fn index_lag(e: hindsight_index::KeywordError) -> Error {
     Error::backend(format!(
-        "the write was stored, but updating the keyword index failed ({e}); the index is rebuilt on next open"
+        "the write was stored, but updating the keyword index failed ({e}); the next write \
+         retries the index commit, and reopening the store rebuilds the index"
     ))
 }
 
@@ -604,13 +592,19 @@ impl SqliteStore {
                 keyword,
                 staged: AtomicU64::new(published),
                 published: tokio::sync::Mutex::new(published),
-                commit_failed: AtomicBool::new(false),
             }),
             write_lock: tokio::sync::Mutex::new(()),
             data_dir,
             ann,
             cache: RowCache::new(ROW_CACHE_CAPACITY),
         })
+    }
+
+    /// Makes the next `n` keyword-index commits fail (tests of the recovery from a failed
+    /// commit).
+    #[doc(hidden)]
+    pub fn fail_next_keyword_commits(&self, n: usize) -> Result<()> {
+        Ok(self.keyword().fail_next_commits(n)?)
     }
 
     /// The data directory, `None` for an in-memory store.

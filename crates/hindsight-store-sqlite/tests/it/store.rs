@@ -767,6 +767,73 @@ async fn a_keyword_index_in_use_is_not_moved_aside() {
     );
 }
 
+/// After a failed keyword-index commit the write is stored (the error says so), and the next
+/// write's publish commits again, its own document and the failed one's: both are found, once,
+/// and the store opens again with the same results. Before, every later write was reported as
+/// failed until the store was reopened.
+#[tokio::test]
+async fn a_failed_keyword_commit_is_retried_by_the_next_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+    store
+        .insert(
+            &mem("a", "m1", "deploy on fridays"),
+            &vec_of([1.0, 0.0, 0.0, 0.0]),
+        )
+        .await
+        .expect("insert m1");
+    store.fail_next_keyword_commits(1).expect("inject");
+    let err = store
+        .insert(
+            &mem("a", "m2", "retry with exponential backoff"),
+            &vec_of([0.0, 1.0, 0.0, 0.0]),
+        )
+        .await
+        .expect_err("the keyword commit fails");
+    assert_eq!(err.kind, ErrorKind::Backend);
+    assert!(err.message.contains("was stored"), "{}", err.message);
+    assert!(
+        store
+            .get(&ns("a"), &"m2".into())
+            .await
+            .expect("get")
+            .is_some()
+    );
+
+    store
+        .insert(
+            &mem("a", "m3", "the circuit breaker opens after five failures"),
+            &vec_of([0.0, 0.0, 1.0, 0.0]),
+        )
+        .await
+        .expect("the next write commits the keyword index again");
+    let f = Filter::default();
+    for (query, want) in [("backoff", "m2"), ("breaker", "m3"), ("fridays", "m1")] {
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), query, 5, &f)
+                .await
+                .expect("kw")),
+            vec![want],
+            "{query}"
+        );
+    }
+    drop(store);
+    let store = SqliteStore::open(dir.path(), space())
+        .await
+        .expect("reopen");
+    for (query, want) in [("backoff", "m2"), ("breaker", "m3"), ("fridays", "m1")] {
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), query, 5, &f)
+                .await
+                .expect("kw")),
+            vec![want],
+            "{query} after reopening"
+        );
+    }
+}
+
 #[tokio::test]
 async fn insert_batch_is_all_or_nothing() {
     let store = SqliteStore::open_in_memory(space()).await.expect("open");
