@@ -253,6 +253,22 @@ impl Engine {
         Ok(out)
     }
 
+    /// Forgets a memory only if it is still quarantined: one released meanwhile (by another
+    /// process) stays released, and the caller gets a `Conflict`.
+    async fn forget_quarantined(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        reason: String,
+    ) -> Result<Memory> {
+        let change =
+            StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten).reason(reason);
+        self.store
+            .set_statuses(ns, &[change])
+            .await
+            .and_then(last_changed)
+    }
+
     async fn get_quarantined(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
         let m = self.existing(ns, id).await?;
         if m.status != Status::Quarantined {
@@ -301,17 +317,7 @@ impl Engine {
                 "released from quarantine by operator ({operator_note}) as a duplicate of {top}{}",
                 was(&m)
             );
-            let memory = self
-                .store
-                .set_statuses(
-                    ns,
-                    &[
-                        StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten)
-                            .reason(reason),
-                    ],
-                )
-                .await
-                .and_then(last_changed)?;
+            let memory = self.forget_quarantined(ns, id, reason).await?;
             info!(namespace = %ns, %id, duplicate_of = %top, "released quarantined memory as a duplicate");
             return Ok(ReleaseOutcome {
                 memory,
@@ -375,18 +381,7 @@ impl Engine {
         let _guard = lock.lock().await;
         let m = self.get_quarantined(ns, id).await?;
         let reason = format!("{DISCARDED}: {operator_note}{}", was(&m));
-        // Only from quarantine: a memory another process released meanwhile stays released.
-        let m = self
-            .store
-            .set_statuses(
-                ns,
-                &[
-                    StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten)
-                        .reason(reason),
-                ],
-            )
-            .await
-            .and_then(last_changed)?;
+        let m = self.forget_quarantined(ns, id, reason).await?;
         info!(namespace = %ns, %id, "discarded quarantined memory");
         Ok(m)
     }

@@ -134,12 +134,14 @@ fn base_template(template: &str) -> Option<&str> {
     (base.starts_with("attack/") || base.starts_with("benign/")).then_some(base)
 }
 
-/// Percentile bootstrap 95 % interval of a pooled rate when whole clusters are resampled: each
-/// cluster is `(hits, n)`. `None` without clusters.
-pub fn cluster_bootstrap_ci(
-    clusters: &[(usize, usize)],
+/// Percentile bootstrap 95 % interval (R type 7 percentiles) of `stat` over resamples of whole
+/// clusters: each resample draws `clusters.len()` clusters with replacement. Resamples where
+/// `stat` is `None` are left out; `None` without clusters or when every resample is left out.
+pub fn cluster_bootstrap<T>(
+    clusters: &[T],
     resamples: usize,
     seed: u64,
+    stat: impl Fn(&[&T]) -> Option<f64>,
 ) -> Option<[f64; 2]> {
     use rand::{Rng, SeedableRng};
     if clusters.is_empty() || resamples == 0 {
@@ -147,16 +149,11 @@ pub fn cluster_bootstrap_ci(
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut stats = Vec::with_capacity(resamples);
+    let mut sample: Vec<&T> = Vec::with_capacity(clusters.len());
     for _ in 0..resamples {
-        let (mut hits, mut n) = (0usize, 0usize);
-        for _ in 0..clusters.len() {
-            let (h, m) = clusters[rng.random_range(0..clusters.len())];
-            hits += h;
-            n += m;
-        }
-        if n > 0 {
-            stats.push(hits as f64 / n as f64);
-        }
+        sample.clear();
+        sample.extend((0..clusters.len()).map(|_| &clusters[rng.random_range(0..clusters.len())]));
+        stats.extend(stat(&sample));
     }
     if stats.is_empty() {
         return None;
@@ -168,6 +165,20 @@ pub fn cluster_bootstrap_ci(
         stats[lo] + (h - lo as f64) * (stats[hi] - stats[lo])
     };
     Some([at(0.025), at(0.975)])
+}
+
+/// [`cluster_bootstrap`] of a pooled rate: each cluster is `(hits, n)`.
+pub fn cluster_bootstrap_ci(
+    clusters: &[(usize, usize)],
+    resamples: usize,
+    seed: u64,
+) -> Option<[f64; 2]> {
+    cluster_bootstrap(clusters, resamples, seed, |sample| {
+        let (hits, n) = sample
+            .iter()
+            .fold((0, 0), |(h, m), &&(a, b)| (h + a, m + b));
+        (n > 0).then(|| hits as f64 / n as f64)
+    })
 }
 
 /// [`TemplateCi`] of the combined policy's decisions, when every record has a generator

@@ -58,7 +58,7 @@ pub use classifier::{
 pub use error::GuardError;
 pub use eval::{
     DetectorReport, GuardEvalReport, Mistake, Rate, RecordScore, RedactionReport, TemplateCi,
-    cluster_bootstrap_ci, evaluate, wilson,
+    cluster_bootstrap, cluster_bootstrap_ci, evaluate, wilson,
 };
 pub use features::{LEXICAL_FEATURES, lexical_features};
 pub use guard::{

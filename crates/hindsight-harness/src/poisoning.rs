@@ -378,33 +378,12 @@ fn cluster_reduction_ci(
     resamples: usize,
     seed: u64,
 ) -> Option<[f64; 2]> {
-    if clusters.is_empty() || resamples == 0 {
-        return None;
-    }
-    let mut rng = Rng(seed ^ 0x5EED_C1A5);
-    let mut stats = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        let (mut off, mut on) = (0usize, 0usize);
-        for _ in 0..clusters.len() {
-            let (a, b) = clusters[rng.below(clusters.len())];
-            off += a;
-            on += b;
-        }
-        if off > 0 {
-            stats.push(1.0 - on as f64 / off as f64);
-        }
-    }
-    if stats.is_empty() {
-        return None;
-    }
-    stats.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        // R type 7 (numpy "linear"), as the other bootstrap intervals.
-        let h = (stats.len() - 1) as f64 * q;
-        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
-        stats[lo] + (h - lo as f64) * (stats[hi] - stats[lo])
-    };
-    Some([at(0.025), at(0.975)])
+    hindsight_guard::cluster_bootstrap(clusters, resamples, seed, |sample| {
+        let (off, on) = sample
+            .iter()
+            .fold((0, 0), |(a, b), &&(x, y)| (a + x, b + y));
+        (off > 0).then(|| 1.0 - on as f64 / off as f64)
+    })
 }
 
 fn mean(values: &[f64]) -> f64 {
