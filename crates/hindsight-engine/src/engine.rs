@@ -1269,11 +1269,14 @@ impl Engine {
         let mut ids: Vec<MemoryId> = lists.iter().flatten().map(|h| h.id.clone()).collect();
         ids.sort();
         ids.dedup();
+        // Checked against the filter again: a memory forgotten, quarantined or changed after the
+        // paths found it is not returned in its new state.
         let memories = self
             .store
             .get_many(ns, &ids)
             .await?
             .into_iter()
+            .filter(|m| req.filter.matches(m))
             .map(|m| (m.id.clone(), m))
             .collect();
         timings.fetch = t.elapsed();

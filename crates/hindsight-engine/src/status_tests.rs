@@ -81,13 +81,15 @@ impl WriteGuard for QuarantineTea {
 
 /// The embedded store with hooks: status writes naming a `failing` id fail before changing
 /// anything (as a transactional backend's would), `forget_before_insert` is forgotten by
-/// "another process" right before the next superseding insert, and every status write records
+/// "another process" right before the next superseding insert, `forget_before_fetch` right before
+/// the next `get_many` (between a search's paths and its fetch), and every status write records
 /// whether the namespace lock in `lock` was held.
 #[derive(Debug)]
 struct Hooked {
     inner: SqliteStore,
     failing: Mutex<HashSet<MemoryId>>,
     forget_before_insert: Mutex<Option<MemoryId>>,
+    forget_before_fetch: Mutex<Option<MemoryId>>,
     lock: OnceLock<Arc<tokio::sync::Mutex<()>>>,
     lock_held: Mutex<Vec<bool>>,
 }
@@ -156,6 +158,12 @@ impl Store for Hooked {
         self.inner.get(ns, id).await
     }
     async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let forget = self.forget_before_fetch.lock().unwrap().take();
+        if let Some(id) = forget {
+            self.inner
+                .set_status(ns, &id, Status::Forgotten, Some("user asked"), None)
+                .await?;
+        }
         self.inner.get_many(ns, ids).await
     }
     async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
@@ -278,6 +286,7 @@ async fn setup(quarantine_tea: bool) -> (Engine, Arc<Hooked>) {
         inner: SqliteStore::open_in_memory(emb.space()).await.unwrap(),
         failing: Mutex::default(),
         forget_before_insert: Mutex::default(),
+        forget_before_fetch: Mutex::default(),
         lock: OnceLock::new(),
         lock_held: Mutex::default(),
     });
@@ -391,4 +400,24 @@ async fn a_forget_before_the_superseding_insert_is_kept() {
     );
     assert_eq!(engine.store().stats().await.unwrap().memories, 1);
     assert_eq!(engine.purge(&ns()).await.unwrap(), vec![old]);
+}
+
+/// A memory forgotten while a search runs (after its paths found it, before its fetch) is not
+/// returned: the fetched memories are checked against the filter again. Before, it came back
+/// once, with status `forgotten`.
+#[tokio::test]
+async fn a_memory_forgotten_during_a_search_is_not_returned() {
+    let (engine, store) = setup(false).await;
+    let id = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    let req = crate::SearchRequest {
+        namespace: ns(),
+        query: COFFEE.to_owned(),
+        now: Some(now()),
+        ..crate::SearchRequest::default()
+    };
+    assert_eq!(engine.search(&req).await.unwrap().hits.len(), 1);
+    *store.forget_before_fetch.lock().unwrap() = Some(id.clone());
+    let hits = engine.search(&req).await.unwrap().hits;
+    assert!(hits.is_empty(), "{hits:?}");
+    assert_eq!(status(&engine, &id).await, Status::Forgotten);
 }
