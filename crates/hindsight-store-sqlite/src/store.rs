@@ -204,14 +204,18 @@ fn mismatch_message(db: &Path, stored: &EmbeddingSpace, wanted: &EmbeddingSpace)
     )
 }
 
+fn create_data_dir(data_dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(data_dir).map_err(|e| {
+        Error::backend(format!(
+            "cannot create data directory {}: {e}",
+            data_dir.display()
+        ))
+    })
+}
+
 async fn connect_file(data_dir: &Path, create: bool) -> Result<SqlitePool> {
     if create {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            Error::backend(format!(
-                "cannot create data directory {}: {e}",
-                data_dir.display()
-            ))
-        })?;
+        create_data_dir(data_dir)?;
     }
     let opts = SqliteConnectOptions::new()
         .filename(data_dir.join(DB_FILE))
@@ -510,6 +514,11 @@ impl SqliteStore {
     /// `ann.graph_threshold` and an HNSW graph above it
     /// ([`AnnConfig::exact_only`] never builds one, e.g. for a bulk prefill).
     pub async fn open_with(data_dir: &Path, space: EmbeddingSpace, ann: AnnConfig) -> Result<Self> {
+        // The keyword index's writer lock is the data directory's one-process lock: it is taken
+        // before the database is touched, so a second process (an older or newer binary, say)
+        // neither migrates nor writes a database a running server uses.
+        create_data_dir(data_dir)?;
+        let keyword = Arc::new(open_keyword_index(data_dir)?);
         let pool = connect_file(data_dir, true).await?;
         match read_space(&pool).await? {
             Some(stored) if stored != space => {
@@ -526,7 +535,6 @@ impl SqliteStore {
                 tx.commit().await.map_err(db_err)?;
             }
         }
-        let keyword = Arc::new(open_keyword_index(data_dir)?);
         Self::assemble(pool, space, keyword, Some(data_dir.to_path_buf()), ann).await
     }
 
@@ -539,6 +547,7 @@ impl SqliteStore {
                 data_dir.join(DB_FILE).display()
             )));
         }
+        let keyword = Arc::new(open_keyword_index(data_dir)?);
         let pool = connect_file(data_dir, false).await?;
         let Some(space) = read_space(&pool).await? else {
             pool.close().await;
@@ -547,7 +556,6 @@ impl SqliteStore {
                 data_dir.join(DB_FILE).display()
             )));
         };
-        let keyword = Arc::new(open_keyword_index(data_dir)?);
         Self::assemble(
             pool,
             space,

@@ -767,6 +767,28 @@ async fn a_keyword_index_in_use_is_not_moved_aside() {
     );
 }
 
+/// The data directory's lock (the keyword index's writer lock) is taken before the database is
+/// touched: while another process holds it, an open creates, migrates and writes no database.
+/// Before, it created and migrated `hindsight.db` and recorded its embedding space first.
+#[tokio::test]
+async fn an_open_that_cannot_lock_the_directory_leaves_the_database_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let held = hindsight_index::KeywordIndex::open_or_create(&dir.path().join("tantivy"))
+        .expect("another process's index");
+    let err = SqliteStore::open(dir.path(), space())
+        .await
+        .expect_err("the directory is locked");
+    assert!(err.message.contains("in use"), "{}", err.message);
+    assert!(
+        !dir.path().join("hindsight.db").exists(),
+        "the database was created before the lock was taken"
+    );
+    drop(held);
+    SqliteStore::open(dir.path(), space())
+        .await
+        .expect("opens once the lock is free");
+}
+
 /// After a failed keyword-index commit the write is stored (the error says so), and the next
 /// write's publish commits again, its own document and the failed one's: both are found, once,
 /// and the store opens again with the same results. Before, every later write was reported as
