@@ -129,6 +129,29 @@ impl StatusChange {
         }
     }
 
+    /// `id` to `status` whatever status it has now (what [`Store::set_status`] does).
+    pub fn unconditional(
+        id: &MemoryId,
+        status: Status,
+        reason: Option<&str>,
+        superseded_by: Option<&MemoryId>,
+    ) -> Self {
+        StatusChange {
+            id: id.clone(),
+            expected: None,
+            status,
+            reason: reason.map(str::to_owned),
+            superseded_by: superseded_by.cloned(),
+        }
+    }
+
+    /// The memory the last change of a [`Store::set_statuses`] call produced.
+    pub fn last(mut changed: Vec<Memory>) -> Result<Memory> {
+        changed
+            .pop()
+            .ok_or_else(|| crate::Error::backend("a status change returned no memory"))
+    }
+
     /// The retirement of `old` by `successor` that a superseding insert makes: `Active` to
     /// `Superseded`, compare-and-set.
     pub fn retire(old: MemoryId, successor: MemoryId, reason: &str) -> Self {

@@ -492,13 +492,6 @@ fn stored_kind(new: &NewMemory) -> MemoryKind {
     }
 }
 
-/// The memory the last change of a [`Store::set_statuses`] call produced.
-pub(crate) fn last_changed(mut changed: Vec<Memory>) -> Result<Memory> {
-    changed
-        .pop()
-        .ok_or_else(|| Error::backend("the store returned no memory for a status change"))
-}
-
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
 }
@@ -1572,7 +1565,7 @@ impl Engine {
                 &[StatusChange::new(id.clone(), m.status, Status::Forgotten).reason(reason)],
             )
             .await
-            .and_then(last_changed)?;
+            .and_then(StatusChange::last)?;
         info!(namespace = %ns, %id, reason, "forgot memory");
         Ok(m)
     }
@@ -1646,7 +1639,7 @@ impl Engine {
             .store
             .set_statuses(ns, &changes)
             .await
-            .and_then(last_changed)?;
+            .and_then(StatusChange::last)?;
         if let Some(newer) = &in_force {
             info!(namespace = %ns, %id, %newer, "revert retired the version in force");
         }

@@ -13,7 +13,7 @@ use hindsight_core::{
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use crate::engine::{Engine, as_new_memory, last_changed};
+use crate::engine::{Engine, as_new_memory};
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
 /// `guard quarantine: {reason} | categories=a,b | score=0.930 | source=external`
@@ -266,7 +266,7 @@ impl Engine {
         self.store
             .set_statuses(ns, &[change])
             .await
-            .and_then(last_changed)
+            .and_then(StatusChange::last)
     }
 
     async fn get_quarantined(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
@@ -352,7 +352,7 @@ impl Engine {
             .store
             .set_statuses(ns, &changes)
             .await
-            .and_then(last_changed)?;
+            .and_then(StatusChange::last)?;
         info!(namespace = %ns, %id, superseded = superseded.len(), "released quarantined memory");
         Ok(ReleaseOutcome {
             memory,

@@ -621,17 +621,10 @@ impl Store for PostgresStore {
         reason: Option<&str>,
         superseded_by: Option<&MemoryId>,
     ) -> Result<Memory> {
-        let change = StatusChange {
-            id: id.clone(),
-            expected: None,
-            status,
-            reason: reason.map(str::to_owned),
-            superseded_by: superseded_by.cloned(),
-        };
-        let mut changed = self.set_statuses(ns, &[change]).await?;
-        changed
-            .pop()
-            .ok_or_else(|| Error::backend("a status change returned no row"))
+        let change = StatusChange::unconditional(id, status, reason, superseded_by);
+        self.set_statuses(ns, &[change])
+            .await
+            .and_then(StatusChange::last)
     }
 
     /// One transaction: every change commits or none does.
