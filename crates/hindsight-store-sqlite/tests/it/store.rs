@@ -632,6 +632,17 @@ async fn deleting_the_keyword_index_triggers_a_rebuild() {
         vec!["m3"]
     );
     // A further write after the rebuild is visible too, and survives another reopen.
+    a_write_survives_reopen(store, dir.path(), "after the rebuild").await;
+}
+
+/// The directories a damaged keyword index was moved to.
+/// Writes m5 ("retry with exponential backoff"), reopens the store and checks that the keyword
+/// path finds it: the index takes writes and survives a reopen.
+async fn a_write_survives_reopen(
+    store: SqliteStore,
+    dir: &std::path::Path,
+    what: &str,
+) -> SqliteStore {
     store
         .insert(
             &mem("a", "m5", "retry with exponential backoff"),
@@ -640,19 +651,18 @@ async fn deleting_the_keyword_index_triggers_a_rebuild() {
         .await
         .expect("insert");
     drop(store);
-    let store = SqliteStore::open(dir.path(), space())
-        .await
-        .expect("reopen again");
+    let store = SqliteStore::open(dir, space()).await.expect("reopen again");
     assert_eq!(
         ids(&store
-            .keyword_search(&ns("a"), "backoff", 5, &f)
+            .keyword_search(&ns("a"), "backoff", 5, &Filter::default())
             .await
             .expect("kw")),
-        vec!["m5"]
+        vec!["m5"],
+        "{what}"
     );
+    store
 }
 
-/// The directories a damaged keyword index was moved to.
 fn moved_aside(dir: &std::path::Path) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(dir)
         .expect("read data dir")
@@ -723,25 +733,7 @@ async fn a_damaged_keyword_index_is_moved_aside_and_rebuilt() {
         );
         assert_eq!(moved_aside(dir.path()).len(), 1, "{damage}");
         // The fresh index takes writes and opens cleanly again.
-        store
-            .insert(
-                &mem("a", "m5", "retry with exponential backoff"),
-                &vec_of([0.0, 0.0, 0.0, 1.0]),
-            )
-            .await
-            .expect("insert");
-        drop(store);
-        let store = SqliteStore::open(dir.path(), space())
-            .await
-            .expect("reopen again");
-        assert_eq!(
-            ids(&store
-                .keyword_search(&ns("a"), "backoff", 5, &f)
-                .await
-                .expect("kw")),
-            vec!["m5"],
-            "{damage}"
-        );
+        a_write_survives_reopen(store, dir.path(), damage).await;
         assert_eq!(moved_aside(dir.path()).len(), 1, "{damage}: moved again");
     }
 }
