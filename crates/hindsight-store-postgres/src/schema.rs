@@ -163,6 +163,19 @@ pub(crate) async fn prepare(
     )
     .await?;
 
+    // A store another build laid out differently is refused: `CREATE ... IF NOT EXISTS` below
+    // would otherwise run over tables this build does not know.
+    let stored_version: Option<String> =
+        sqlx::query_scalar("SELECT value FROM hs_meta WHERE key = 'schema_version'")
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db_err)?;
+    if let Some(v) = stored_version.filter(|v| v != SCHEMA_VERSION) {
+        return Err(Error::backend(format!(
+            "the PostgreSQL store in schema {schema} has table layout version {v}, but this build              knows only version {SCHEMA_VERSION}; open it with the build that wrote it, or use              another schema"
+        )));
+    }
+
     let stored_model: Option<String> =
         sqlx::query_scalar("SELECT value FROM hs_meta WHERE key = 'embedding_model'")
             .fetch_optional(&mut *tx)

@@ -61,6 +61,40 @@ async fn another_embedding_space_is_a_mismatch_and_reopen_keeps_data() {
     assert!(!again.is_empty().await.expect("is_empty"));
 }
 
+/// A schema whose recorded table layout version is not this build's is refused on open, and left
+/// as it is. Before, the version was written but never read.
+#[tokio::test]
+async fn another_table_layout_version_is_refused() {
+    let Some(url) = common::pg_url() else { return };
+    let cfg = common::fresh_config(&url, "layout", ExactDuplicates::Reject);
+    let s8 = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s8.clone(),
+    };
+    let store = PostgresStore::connect(cfg.clone(), s8.clone())
+        .await
+        .expect("open");
+    let schema = store.schema().to_owned();
+    drop(store);
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let bump = format!("UPDATE {schema}.hs_meta SET value = '99' WHERE key = 'schema_version'");
+    sqlx::query(sqlx::AssertSqlSafe(bump))
+        .execute(&pool)
+        .await
+        .expect("bump");
+    let err = PostgresStore::connect(cfg.clone(), s8.clone())
+        .await
+        .expect_err("a layout this build does not know");
+    assert!(err.message.contains("version 99"), "{}", err.message);
+    let back = format!("UPDATE {schema}.hs_meta SET value = '1' WHERE key = 'schema_version'");
+    sqlx::query(sqlx::AssertSqlSafe(back))
+        .execute(&pool)
+        .await
+        .expect("restore");
+    PostgresStore::connect(cfg, s8).await.expect("reopen");
+}
+
 /// 16 writers (8 tasks on each of two independent handles) insert the same text under different
 /// ids at once: the partial unique index lets exactly one become active; the others get
 /// `Conflict`. Another kind, a bulk import, or a new write after the first is forgotten are allowed.
