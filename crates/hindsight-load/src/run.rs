@@ -188,6 +188,9 @@ struct LevelShape {
     /// Clients (closed) or the in-flight cap (open).
     concurrency: u32,
     rate: Option<f64>,
+    /// The span throughput is over: a closed level's wall time (its last calls' drain
+    /// included), an open level's schedule (`due requests / rate`), so an open level that keeps
+    /// up reports its target rate, not more.
     secs: f64,
     peak_inflight: u32,
     not_sent: u64,
@@ -584,7 +587,6 @@ impl Workload {
         bounds: Bounds,
         drain: Duration,
     ) -> LoadLevel {
-        let started = Instant::now();
         let interval = Duration::from_secs_f64(1.0 / rate.max(0.001));
         let total_due =
             ((bounds.duration.as_secs_f64() * rate).floor() as u64).min(bounds.max_requests);
@@ -653,7 +655,7 @@ impl Workload {
             mode: "open",
             concurrency: max_inflight,
             rate: Some(rate),
-            secs: started.elapsed().as_secs_f64(),
+            secs: total_due as f64 / rate.max(0.001),
             peak_inflight: inflight.peak(),
             not_sent,
         };

@@ -212,7 +212,10 @@ pub struct OpStats {
     /// Errors by kind (`http-503`, `rpc--32602`, `transport`, ...).
     #[serde(default)]
     pub error_kinds: BTreeMap<String, u64>,
-    /// Successful calls per second of level wall time.
+    /// Successful calls per second: over a closed level's wall time (the drain of its last
+    /// calls included, which understates a saturated level a little), over an open level's
+    /// schedule (due requests / target rate; before session 23 its wall time, which overstated
+    /// a level that kept up).
     pub throughput: f64,
     /// Successful calls whose latency was above the histogram's top (600 s) and was recorded
     /// at it, so the maximum and top percentiles understate them.

@@ -178,6 +178,44 @@ impl Embedder for SlowEmbedder {
     }
 }
 
+/// An open level the server keeps up with reports its target rate as throughput: its calls over
+/// the schedule's span (due requests / rate). Before, they were divided by the wall time from the
+/// first send to the last answer, which for 10 requests at 10/s is about 0.9 s: ~11/s reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_level_that_keeps_up_reports_its_rate() {
+    let server = Server::start(Arc::new(SlowEmbedder {
+        inner: HashEmbedder::new(64).expect("hash embedder"),
+        delay: Duration::from_millis(1),
+    }))
+    .await;
+    let config = RunConfig {
+        url: server.url.clone(),
+        concurrency: vec![],
+        rates: vec![10.0],
+        phases: vec![Phase::Cold],
+        bounds: Bounds {
+            duration: Duration::from_secs(1),
+            max_requests: 100,
+        },
+        mix: Mix::parse("search=100").expect("mix"),
+        generated_queries: 100,
+        warmup_requests: 0,
+        ..RunConfig::default()
+    };
+    let summary = run(&config, vec!["what broke last week".into()], |_| {})
+        .await
+        .expect("run");
+    server.stop().await;
+    let open = &summary.levels[0];
+    let all = open.op("all").expect("open stats");
+    assert_eq!(
+        (all.count, all.errors, open.not_sent),
+        (10, 0, 0),
+        "{open:?}"
+    );
+    assert!((all.throughput - 10.0).abs() < 1e-9, "{all:?}");
+}
+
 /// The open loop sends on schedule whatever the server does, and counts latency from each
 /// request's due time: against a server that serves at most 25 searches/s one at a time, 40/s
 /// asked for queue up, and the queueing shows as latency (coordinated-omission correction), and
