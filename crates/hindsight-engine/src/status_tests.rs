@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
@@ -12,53 +12,12 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     EmbeddingSpace, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind,
     MemoryPatch, Namespace, NewMemory, PathHits, Result, Status, StatusChange, Store, StoreStats,
-    StructuredQuery, WriteGuard, l2_normalize,
+    StructuredQuery, WriteGuard,
 };
-use hindsight_embed::{EmbedError, Embedder};
+use hindsight_embed::{Embedder, FixedEmbedder};
 use hindsight_store_sqlite::SqliteStore;
 
 use crate::Engine;
-
-const DIM: usize = 8;
-
-/// Registered texts get fixed vectors; anything else one far from all of them.
-#[derive(Debug, Default)]
-struct FixedEmbedder {
-    vectors: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl FixedEmbedder {
-    fn set(&self, text: &str, v: &[f32]) {
-        let mut v = v.to_vec();
-        l2_normalize(&mut v);
-        self.vectors.lock().unwrap().insert(text.to_owned(), v);
-    }
-}
-
-impl Embedder for FixedEmbedder {
-    fn space(&self) -> EmbeddingSpace {
-        EmbeddingSpace {
-            model: "fixed-test".into(),
-            dim: DIM,
-        }
-    }
-    fn is_test_only(&self) -> bool {
-        true
-    }
-    fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
-        let map = self.vectors.lock().unwrap();
-        Ok(texts
-            .iter()
-            .map(|t| {
-                map.get(*t).cloned().unwrap_or_else(|| {
-                    let mut v = vec![0.0; DIM];
-                    v[DIM - 1] = 1.0;
-                    v
-                })
-            })
-            .collect())
-    }
-}
 
 /// Quarantines every write whose content mentions tea.
 #[derive(Debug)]

@@ -5,60 +5,18 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    ConsensusCheck, EmbeddingSpace, ErrorKind, Filter, GuardDecision, Memory, MemoryKind,
-    Namespace, NewMemory, Source, Status, WriteGuard, l2_normalize,
+    ConsensusCheck, ErrorKind, Filter, GuardDecision, Memory, MemoryKind, Namespace, NewMemory,
+    Source, Status, WriteGuard,
 };
-use hindsight_embed::{EmbedError, Embedder};
+use hindsight_embed::{Embedder, FixedEmbedder};
 use hindsight_engine::{Engine, GuardProvenance, LESSON_TAG, RuleConsensus, SearchRequest};
 use hindsight_store_sqlite::SqliteStore;
 
-const DIM: usize = 8;
-
-/// Registered texts get fixed vectors; anything else a deterministic vector on the last axis.
-#[derive(Debug, Default)]
-struct FixedEmbedder {
-    vectors: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl FixedEmbedder {
-    fn set(&self, text: &str, v: &[f32]) {
-        let mut v = v.to_vec();
-        l2_normalize(&mut v);
-        self.vectors.lock().unwrap().insert(text.to_owned(), v);
-    }
-}
-
-impl Embedder for FixedEmbedder {
-    fn space(&self) -> EmbeddingSpace {
-        EmbeddingSpace {
-            model: "fixed-test".into(),
-            dim: DIM,
-        }
-    }
-    fn is_test_only(&self) -> bool {
-        true
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let map = self.vectors.lock().unwrap();
-        Ok(texts
-            .iter()
-            .map(|t| {
-                map.get(*t).cloned().unwrap_or_else(|| {
-                    let mut v = vec![0.0; DIM];
-                    v[DIM - 1] = 1.0;
-                    v[t.len() % (DIM - 2)] = 0.05;
-                    l2_normalize(&mut v);
-                    v
-                })
-            })
-            .collect())
-    }
-}
+const DIM: usize = hindsight_embed::FIXED_DIM;
 
 fn axis(i: usize) -> Vec<f32> {
     let mut v = vec![0.0; DIM];

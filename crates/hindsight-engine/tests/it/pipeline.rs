@@ -4,60 +4,18 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, ErrorKind, GuardDecision, MemoryId, MemoryKind, Namespace, NewMemory, Outcome,
-    PathKind, Status, WriteGuard, l2_normalize,
+    ErrorKind, GuardDecision, MemoryId, MemoryKind, Namespace, NewMemory, Outcome, PathKind,
+    Status, WriteGuard,
 };
-use hindsight_embed::{EmbedError, Embedder};
+use hindsight_embed::{Embedder, FixedEmbedder};
 use hindsight_engine::{Engine, SearchRequest};
 use hindsight_store_sqlite::SqliteStore;
 
-const DIM: usize = 8;
-
-/// Maps registered texts to fixed vectors; anything else gets a deterministic vector far from
-/// every registered one.
-#[derive(Debug, Default)]
-struct FixedEmbedder {
-    vectors: Mutex<HashMap<String, Vec<f32>>>,
-}
-
-impl FixedEmbedder {
-    fn set(&self, text: &str, v: &[f32]) {
-        let mut v = v.to_vec();
-        l2_normalize(&mut v);
-        self.vectors.lock().unwrap().insert(text.to_owned(), v);
-    }
-}
-
-impl Embedder for FixedEmbedder {
-    fn space(&self) -> EmbeddingSpace {
-        EmbeddingSpace {
-            model: "fixed-test".into(),
-            dim: DIM,
-        }
-    }
-    fn is_test_only(&self) -> bool {
-        true
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let map = self.vectors.lock().unwrap();
-        Ok(texts
-            .iter()
-            .map(|t| {
-                map.get(*t).cloned().unwrap_or_else(|| {
-                    let mut v = vec![0.0; DIM];
-                    v[DIM - 1] = 1.0;
-                    v[(t.len() % (DIM - 1)).min(DIM - 2)] = 0.05;
-                    l2_normalize(&mut v);
-                    v
-                })
-            })
-            .collect())
-    }
-}
+const DIM: usize = hindsight_embed::FIXED_DIM;
 
 /// `cos` between e0 and the returned vector.
 fn at_cos(cos: f32) -> Vec<f32> {
