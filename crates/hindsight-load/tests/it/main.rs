@@ -178,30 +178,45 @@ impl Embedder for SlowEmbedder {
     }
 }
 
-/// An open level the server keeps up with reports its target rate as throughput: its calls over
-/// the schedule's span (due requests / rate). Before, they were divided by the wall time from the
-/// first send to the last answer, which for 10 requests at 10/s is about 0.9 s: ~11/s reported.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_open_level_that_keeps_up_reports_its_rate() {
-    let server = Server::start(Arc::new(SlowEmbedder {
+/// A server whose every embedding takes `delay` (searches included).
+async fn slow_server(delay: Duration) -> Server {
+    Server::start(Arc::new(SlowEmbedder {
         inner: HashEmbedder::new(64).expect("hash embedder"),
-        delay: Duration::from_millis(1),
+        delay,
     }))
-    .await;
-    let config = RunConfig {
+    .await
+}
+
+/// One cold second of searches: closed levels at `concurrency`, then an open one at `rate`.
+fn one_second_of_searches(
+    server: &Server,
+    concurrency: Vec<u32>,
+    rate: f64,
+    max_requests: u64,
+) -> RunConfig {
+    RunConfig {
         url: server.url.clone(),
-        concurrency: vec![],
-        rates: vec![10.0],
+        concurrency,
+        rates: vec![rate],
         phases: vec![Phase::Cold],
         bounds: Bounds {
             duration: Duration::from_secs(1),
-            max_requests: 100,
+            max_requests,
         },
         mix: Mix::parse("search=100").expect("mix"),
         generated_queries: 100,
         warmup_requests: 0,
         ..RunConfig::default()
-    };
+    }
+}
+
+/// An open level the server keeps up with reports its target rate as throughput: its calls over
+/// the schedule's span (due requests / rate). Before, they were divided by the wall time from the
+/// first send to the last answer, which for 10 requests at 10/s is about 0.9 s: ~11/s reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_level_that_keeps_up_reports_its_rate() {
+    let server = slow_server(Duration::from_millis(1)).await;
+    let config = one_second_of_searches(&server, vec![], 10.0, 100);
     let summary = run(&config, vec!["what broke last week".into()], |_| {})
         .await
         .expect("run");
@@ -224,25 +239,10 @@ async fn an_open_level_that_keeps_up_reports_its_rate() {
 /// only widens them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_loop_counts_latency_from_the_due_time() {
-    let server = Server::start(Arc::new(SlowEmbedder {
-        inner: HashEmbedder::new(64).expect("hash embedder"),
-        delay: Duration::from_millis(40),
-    }))
-    .await;
+    let server = slow_server(Duration::from_millis(40)).await;
     let config = RunConfig {
-        url: server.url.clone(),
-        concurrency: vec![1],
-        rates: vec![40.0],
         max_inflight: 1,
-        phases: vec![Phase::Cold],
-        bounds: Bounds {
-            duration: Duration::from_secs(1),
-            max_requests: 40,
-        },
-        mix: Mix::parse("search=100").expect("mix"),
-        generated_queries: 100,
-        warmup_requests: 0,
-        ..RunConfig::default()
+        ..one_second_of_searches(&server, vec![1], 40.0, 40)
     };
     let summary = run(&config, vec!["what broke last week".into()], |_| {})
         .await

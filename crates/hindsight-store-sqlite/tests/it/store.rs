@@ -821,31 +821,21 @@ async fn a_failed_keyword_commit_is_retried_by_the_next_write() {
         )
         .await
         .expect("the next write commits the keyword index again");
-    let f = Filter::default();
-    for (query, want) in [("backoff", "m2"), ("breaker", "m3"), ("fridays", "m1")] {
-        assert_eq!(
-            ids(&store
-                .keyword_search(&ns("a"), query, 5, &f)
+    let found = async |store: &SqliteStore, when: &str| {
+        for (query, want) in [("backoff", "m2"), ("breaker", "m3"), ("fridays", "m1")] {
+            let hits = store
+                .keyword_search(&ns("a"), query, 5, &Filter::default())
                 .await
-                .expect("kw")),
-            vec![want],
-            "{query}"
-        );
-    }
+                .expect("kw");
+            assert_eq!(ids(&hits), vec![want], "{query} {when}");
+        }
+    };
+    found(&store, "after the retried commit").await;
     drop(store);
     let store = SqliteStore::open(dir.path(), space())
         .await
         .expect("reopen");
-    for (query, want) in [("backoff", "m2"), ("breaker", "m3"), ("fridays", "m1")] {
-        assert_eq!(
-            ids(&store
-                .keyword_search(&ns("a"), query, 5, &f)
-                .await
-                .expect("kw")),
-            vec![want],
-            "{query} after reopening"
-        );
-    }
+    found(&store, "after reopening").await;
 }
 
 #[tokio::test]
