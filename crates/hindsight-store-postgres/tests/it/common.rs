@@ -77,3 +77,22 @@ pub fn fresh_config(url: &str, tag: &str, dups: ExactDuplicates) -> PgConfig {
     cfg.max_connections = 4;
     cfg
 }
+
+/// A store in a fresh schema (see [`fresh_config`]), its config, and the guard that drops the
+/// schema when the test ends (keep it alive until then).
+pub async fn open_fresh(
+    url: &str,
+    tag: &str,
+    dups: ExactDuplicates,
+    space: &EmbeddingSpace,
+) -> (PgConfig, DropSchema, PostgresStore) {
+    let cfg = fresh_config(url, tag, dups);
+    let cleanup = DropSchema {
+        config: cfg.clone(),
+        space: space.clone(),
+    };
+    let store = PostgresStore::connect(cfg.clone(), space.clone())
+        .await
+        .expect("open");
+    (cfg, cleanup, store)
+}

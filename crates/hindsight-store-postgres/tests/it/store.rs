@@ -22,15 +22,9 @@ fn space(model: &str, dim: usize) -> EmbeddingSpace {
 #[tokio::test]
 async fn another_embedding_space_is_a_mismatch_and_reopen_keeps_data() {
     let Some(url) = common::pg_url() else { return };
-    let cfg = common::fresh_config(&url, "space", ExactDuplicates::Reject);
     let s8 = space("conformance-test", 8);
-    let _cleanup = common::DropSchema {
-        config: cfg.clone(),
-        space: s8.clone(),
-    };
-    let store = PostgresStore::connect(cfg.clone(), s8.clone())
-        .await
-        .expect("open");
+    let (cfg, _cleanup, store) =
+        common::open_fresh(&url, "space", ExactDuplicates::Reject, &s8).await;
     assert_eq!(
         store.ann_index(),
         AnnIndex::Hnsw,
@@ -66,15 +60,9 @@ async fn another_embedding_space_is_a_mismatch_and_reopen_keeps_data() {
 #[tokio::test]
 async fn another_table_layout_version_is_refused() {
     let Some(url) = common::pg_url() else { return };
-    let cfg = common::fresh_config(&url, "layout", ExactDuplicates::Reject);
     let s8 = space("conformance-test", 8);
-    let _cleanup = common::DropSchema {
-        config: cfg.clone(),
-        space: s8.clone(),
-    };
-    let store = PostgresStore::connect(cfg.clone(), s8.clone())
-        .await
-        .expect("open");
+    let (cfg, _cleanup, store) =
+        common::open_fresh(&url, "layout", ExactDuplicates::Reject, &s8).await;
     let schema = store.schema().to_owned();
     drop(store);
     let pool = sqlx::PgPool::connect(&url).await.expect("connect");
