@@ -46,6 +46,6 @@ pub use memory::{
     Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, Outcome, Source, Status,
     TaskType, TrustWeights, index_text, validate_memory_id, validate_namespace,
 };
-pub use store::{PathHit, PathHits, PathKind, StatusChange, Store, StoreStats};
+pub use store::{NamespaceLease, PathHit, PathHits, PathKind, StatusChange, Store, StoreStats};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};
 pub use working::{WorkingEntry, WorkingMemory};

@@ -161,6 +161,40 @@ impl StatusChange {
     }
 }
 
+/// Exclusive use of one namespace's writes across processes, held until dropped.
+///
+/// The engine serialises a namespace's writes within its process with a mutex; a backend that
+/// several processes share (PostgreSQL) also hands out a lease from [`Store::lock_namespace`], so
+/// that a write's dedup and conflict check and its insert run as one step against every process.
+/// Dropping the lease releases it.
+#[must_use = "the namespace is locked only while the lease is held"]
+pub struct NamespaceLease(Option<Box<dyn Send>>);
+
+impl NamespaceLease {
+    /// A lease that locks nothing beyond the caller's own process (the default).
+    pub fn in_process() -> Self {
+        NamespaceLease(None)
+    }
+
+    /// A lease whose `holder` keeps the backend's lock until it is dropped.
+    pub fn held_by(holder: impl Send + 'static) -> Self {
+        NamespaceLease(Some(Box::new(holder)))
+    }
+
+    /// True when the lease holds a backend lock (not only the process's own).
+    pub fn is_cross_process(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl fmt::Debug for NamespaceLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NamespaceLease")
+            .field("cross_process", &self.is_cross_process())
+            .finish()
+    }
+}
+
 /// A memory backend: the source of truth plus the three retrieval paths.
 ///
 /// Every method is scoped to one namespace; no method returns another namespace's memories.
@@ -174,6 +208,16 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// The embedding space of stored vectors.
     fn embedding_space(&self) -> &EmbeddingSpace;
+
+    /// Locks `ns`'s writes against other processes sharing this backend until the lease is
+    /// dropped. Writers that check before they write (dedup, supersession, status changes) take
+    /// it after their in-process lock, so no two processes both store contradicting memories as
+    /// active. The default locks nothing: right for a backend one process owns (the embedded
+    /// store holds a directory lock) and for one without locks (Qdrant, documented).
+    async fn lock_namespace(&self, ns: &Namespace) -> Result<NamespaceLease> {
+        let _ = ns;
+        Ok(NamespaceLease::in_process())
+    }
 
     /// Persists a new memory with its vector. Fails with `Conflict` if the id exists. On return
     /// every retrieval path can find it.

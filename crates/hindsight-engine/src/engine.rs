@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
-    MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, PathHits, PathKind, Result, Status,
-    StatusChange, Store, WriteGuard, decay, index_text,
+    MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PathHits, PathKind,
+    Result, Status, StatusChange, Store, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -243,6 +243,13 @@ pub(crate) struct Placement {
     pub superseded: Vec<MemoryId>,
     /// Similar memories it adds to (or, from a less trusted source, contradicts).
     pub related: Vec<MemoryId>,
+}
+
+/// A held write lock on one namespace ([`Engine::lock_writes`]); dropping it releases both
+/// parts, the backend's lease first.
+pub(crate) struct NamespaceWriteLock {
+    _lease: NamespaceLease,
+    _local: tokio::sync::OwnedMutexGuard<()>,
 }
 
 /// The write and read pipelines. Cheap to share behind an `Arc`.
@@ -607,6 +614,18 @@ impl Engine {
             Err(poisoned) => poisoned.into_inner(),
         };
         map.entry(ns.clone()).or_default().clone()
+    }
+
+    /// Serialises `ns`'s checked writes (store, forget, revert, release, discard): this
+    /// process's mutex first, then the backend's cross-process lease
+    /// ([`Store::lock_namespace`]). Both are released when the returned guard drops.
+    pub(crate) async fn lock_writes(&self, ns: &Namespace) -> Result<NamespaceWriteLock> {
+        let local = self.ns_lock(ns).lock_owned().await;
+        let lease = self.store.lock_namespace(ns).await?;
+        Ok(NamespaceWriteLock {
+            _lease: lease,
+            _local: local,
+        })
     }
 
     fn validate_new(&self, new: &NewMemory) -> Result<()> {
@@ -998,8 +1017,7 @@ impl Engine {
             ..new
         };
 
-        let lock = self.ns_lock(&new.namespace);
-        let _guard = lock.lock().await;
+        let _guard = self.lock_writes(&new.namespace).await?;
         timings.lock_wait = lap(&mut clock);
         if let Some(id) = &new.id
             && self.store.get(&new.namespace, id).await?.is_some()
@@ -1543,8 +1561,7 @@ impl Engine {
         // Serialised with writes: a forget landing between a write's similarity search and its
         // insert would otherwise be retired as `superseded` by it (then purge skips it and
         // revert can bring it back).
-        let lock = self.ns_lock(ns);
-        let _guard = lock.lock().await;
+        let _guard = self.lock_writes(ns).await?;
         // Forgetting twice would overwrite the first reason (the audit trail); a quarantined
         // memory is the operator's (`quarantine discard`), and forgetting it would let `revert`
         // bring it back without a release.
@@ -1574,8 +1591,7 @@ impl Engine {
     /// and ones an operator discarded from quarantine are refused (see [`Engine::release`]).
     pub async fn revert(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
         // Serialised with writes, whose conflict handling may be superseding the same chain.
-        let lock = self.ns_lock(ns);
-        let _guard = lock.lock().await;
+        let _guard = self.lock_writes(ns).await?;
         let m = self.existing(ns, id).await?;
         if m.status == Status::Active {
             return Err(Error::invalid(

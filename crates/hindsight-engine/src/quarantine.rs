@@ -297,8 +297,7 @@ impl Engine {
                 "a note is required to release a memory from quarantine",
             ));
         }
-        let lock = self.ns_lock(ns);
-        let _guard = lock.lock().await;
+        let _guard = self.lock_writes(ns).await?;
         let m = self.get_quarantined(ns, id).await?;
         let vector =
             self.store.get_vector(ns, id).await?.ok_or_else(|| {
@@ -377,8 +376,7 @@ impl Engine {
             ));
         }
         // Serialised with release (and writes): a discard cannot land inside a release.
-        let lock = self.ns_lock(ns);
-        let _guard = lock.lock().await;
+        let _guard = self.lock_writes(ns).await?;
         let m = self.get_quarantined(ns, id).await?;
         let reason = format!("{DISCARDED}: {operator_note}{}", was(&m));
         let m = self.forget_quarantined(ns, id, reason).await?;

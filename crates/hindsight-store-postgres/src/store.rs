@@ -7,8 +7,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
-    PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
+    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace,
+    NamespaceLease, PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats,
+    StructuredQuery,
 };
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -98,6 +99,10 @@ impl PgConfig {
 /// - Filters are SQL with the semantics of [`Filter::matches`].
 pub struct PostgresStore {
     pool: PgPool,
+    /// Connections that hold namespace leases ([`Store::lock_namespace`]). A pool of their own: a
+    /// lease holder also runs queries, and leases drawn from `pool` could take every connection
+    /// while each holder waits for one more.
+    locks: PgPool,
     space: EmbeddingSpace,
     schema: String,
     exact_duplicates: ExactDuplicates,
@@ -158,6 +163,13 @@ fn validate_memory(m: &Memory) -> Result<()> {
     Ok(())
 }
 
+/// The text whose 64-bit hash keys `ns`'s advisory lock. The schema is part of it, so stores in
+/// other schemas of one database do not wait for each other (a hash collision only serialises two
+/// namespaces' writes, never merges their data).
+fn namespace_lock_key(schema: &str, ns: &Namespace) -> String {
+    format!("hindsight namespace {schema}/{ns}")
+}
+
 fn strings(ids: &[MemoryId]) -> Vec<String> {
     ids.iter().map(|i| i.0.clone()).collect()
 }
@@ -199,7 +211,10 @@ impl PostgresStore {
             .max_connections(config.max_connections.max(1))
             .min_connections(0)
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(opts.options([("search_path", search_path.as_str())]))
+            .connect_with(
+                opts.clone()
+                    .options([("search_path", search_path.as_str())]),
+            )
             .await
             .map_err(|e| {
                 Error::backend(format!(
@@ -207,8 +222,14 @@ impl PostgresStore {
                     redact(&config.url)
                 ))
             })?;
+        let locks = PgPoolOptions::new()
+            .max_connections(config.max_connections.max(1))
+            .min_connections(0)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_lazy_with(opts);
         let store = PostgresStore {
             pool,
+            locks,
             space,
             schema: config.schema,
             exact_duplicates: config.exact_duplicates,
@@ -491,6 +512,19 @@ impl Store for PostgresStore {
     /// together or not at all (`insert`
     /// is this with nothing to retire; writes are visible on return, so there is nothing to
     /// publish).
+    async fn lock_namespace(&self, ns: &Namespace) -> Result<NamespaceLease> {
+        // A transaction-scoped advisory lock: it is released when the transaction ends, and
+        // dropping the lease drops the transaction (sqlx rolls it back as the connection returns
+        // to the pool), also when the holder panics or its process dies.
+        let mut tx = self.locks.begin().await.map_err(db_err)?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(namespace_lock_key(&self.schema, ns))
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        Ok(NamespaceLease::held_by(tx))
+    }
+
     async fn insert_superseding_unpublished(
         &self,
         memory: &Memory,

@@ -1,15 +1,16 @@
 //! PostgreSQL-specific behaviour beyond the shared suite: the embedding-space check on open, the
-//! exact-duplicate constraint under concurrent writers, access counts through two independent
-//! handles (as two processes would hold), and the ANN index choice. Needs `HINDSIGHT_PG_URL` like
+//! exact-duplicate constraint under concurrent writers, access counts and namespace leases through
+//! two independent handles (as two processes would hold), and the ANN index choice. Needs `HINDSIGHT_PG_URL` like
 //! `conformance.rs`; skips loudly without it (fails under `HINDSIGHT_REQUIRE_SERVICES=1`).
 
 use crate::common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use hindsight_conformance::fixture::{MemoryExt as _, at, axis, memory, mid, ns, unit};
-use hindsight_core::{EmbeddingSpace, ErrorKind, Filter, MemoryKind, Status, Store};
+use hindsight_core::{EmbeddingSpace, ErrorKind, Filter, MemoryKind, Namespace, Status, Store};
 use hindsight_store_postgres::{AnnIndex, ExactDuplicates, PostgresStore};
 
 fn space(model: &str, dim: usize) -> EmbeddingSpace {
@@ -285,4 +286,56 @@ async fn ivfflat_is_built_after_data_exists() {
         hits.iter().any(|h| h.id == target.0.id),
         "the stored vector is among the top hits: {hits:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_lease_excludes_other_handles_until_dropped() {
+    let Some(url) = common::pg_url() else { return };
+    let s = space("conformance-test", 8);
+    let (cfg, _cleanup, a) = common::open_fresh(&url, "lease", ExactDuplicates::Reject, &s).await;
+    let b = Arc::new(
+        PostgresStore::connect(cfg.clone(), s.clone())
+            .await
+            .expect("open b"),
+    );
+    let (one, two) = (Namespace::new("one"), Namespace::new("two"));
+    let held = a.lock_namespace(&one).await.expect("lease a");
+    assert!(held.is_cross_process());
+
+    // Another handle's lease on another namespace is granted at once...
+    let other = tokio::time::timeout(Duration::from_secs(10), b.lock_namespace(&two))
+        .await
+        .expect("another namespace is not locked")
+        .expect("lease b/two");
+    drop(other);
+    // ...and one on the same namespace waits for the holder.
+    let waiting = tokio::spawn({
+        let b = Arc::clone(&b);
+        let one = one.clone();
+        async move { b.lock_namespace(&one).await.map(|_lease| ()) }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the second lease waits while the first is held"
+    );
+    // A store in another schema of the same database is not locked: leases are per schema.
+    let (_, _cleanup2, elsewhere) =
+        common::open_fresh(&url, "lease2", ExactDuplicates::Reject, &s).await;
+    let granted = tokio::time::timeout(Duration::from_secs(10), elsewhere.lock_namespace(&one))
+        .await
+        .expect("another schema's namespace is not locked")
+        .expect("lease elsewhere");
+    drop(granted);
+
+    drop(held);
+    tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("dropping the lease releases it")
+        .expect("task")
+        .expect("lease b/one");
+    // The lease's connection went back to its pool: leases keep being granted.
+    for _ in 0..10 {
+        drop(a.lock_namespace(&one).await.expect("lease again"));
+    }
 }
