@@ -171,11 +171,12 @@ impl FusedHit {
     }
 }
 
-/// Sorts a path's hits best first (score descending, id ascending), dropping duplicate ids
-/// (first occurrence in that order wins) and non-finite scores.
+/// Sorts a path's hits best first (score descending, ties by id descending: trec_eval's order,
+/// which [`served_order`] also serves, and newest first for time-ordered ids), dropping duplicate
+/// ids (first occurrence in that order wins) and non-finite scores.
 fn sorted_unique(hits: &[PathHit]) -> Vec<&PathHit> {
     let mut v: Vec<&PathHit> = hits.iter().filter(|h| h.score.is_finite()).collect();
-    v.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    v.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.id.cmp(&a.id)));
     let mut seen = std::collections::HashSet::with_capacity(v.len());
     v.retain(|h| seen.insert(&h.id));
     v
@@ -320,6 +321,17 @@ mod tests {
         );
         assert_eq!(f[1].path(PathKind::Keyword).map(|c| c.rank), Some(1));
         assert_eq!(f[1].found_by(), vec![PathKind::Vector, PathKind::Keyword]);
+    }
+
+    #[test]
+    fn tied_path_scores_rank_by_id_descending() {
+        // Two tied structured hits, listed older first: ranks follow id descending (newest
+        // first for time-ordered ids), the order the engine serves ties in.
+        let s = hits(&[("01-older", 0.5), ("02-newer", 0.5), ("00-oldest", 0.25)]);
+        let f = fuse(&[(PathKind::Structured, &s)], &FusionMethod::rrf());
+        assert_eq!(ids(&f), ["02-newer", "01-older", "00-oldest"]);
+        assert_eq!(f[0].path(PathKind::Structured).map(|c| c.rank), Some(1));
+        assert_eq!(f[1].path(PathKind::Structured).map(|c| c.rank), Some(2));
     }
 
     #[test]
