@@ -55,6 +55,9 @@ pub struct Filter {
     pub kinds: Vec<MemoryKind>,
     /// The memory must carry every one of these tags.
     pub tags: Vec<String>,
+    /// The memory must carry none of these tags (the engine keeps its guard lessons out of
+    /// ordinary retrieval with it).
+    pub exclude_tags: Vec<String>,
     /// Each entity must be present with exactly this value.
     pub entities: BTreeMap<String, String>,
     pub outcomes: Vec<Outcome>,
@@ -80,6 +83,10 @@ impl Filter {
     pub fn matches(&self, m: &Memory) -> bool {
         (self.kinds.is_empty() || self.kinds.contains(&m.kind))
             && self.tags.iter().all(|t| m.tags.iter().any(|mt| mt == t))
+            && !self
+                .exclude_tags
+                .iter()
+                .any(|t| m.tags.iter().any(|mt| mt == t))
             && self
                 .entities
                 .iter()

@@ -459,6 +459,9 @@ pub struct MemoryPatch {
     pub importance: Option<f32>,
     pub kind: Option<MemoryKind>,
     pub outcome: Option<Outcome>,
+    /// A new source. The engine raises a memory's source when a more trusted writer states the
+    /// same thing again (dedup); the MCP and CLI update commands do not set it.
+    pub source: Option<Source>,
 }
 
 impl MemoryPatch {
@@ -513,6 +516,9 @@ impl MemoryPatch {
         }
         if let Some(v) = self.outcome {
             m.outcome = Some(v);
+        }
+        if let Some(v) = self.source {
+            m.source = v;
         }
     }
 }

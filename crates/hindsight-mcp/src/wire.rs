@@ -235,6 +235,8 @@ impl SearchFilters {
             task_types: self.task_types.iter().map(|&t| t.into()).collect(),
             statuses: self.statuses.iter().map(|&s| s.into()).collect(),
             created,
+            // Lessons are kept out by the engine; callers do not exclude tags over MCP.
+            exclude_tags: Vec::new(),
         })
     }
 }
@@ -426,6 +428,8 @@ impl UpdateArgs {
             importance: self.importance,
             kind: self.kind.map(Into::into),
             outcome: None,
+            // A caller cannot raise its own trust by updating (see `max_source`).
+            source: None,
         }
     }
 }

@@ -121,6 +121,12 @@ pub(crate) fn push_filter(qb: &mut QueryBuilder<Postgres>, filter: &Filter) -> R
         qb.push(" AND tags @> ");
         qb.push_bind(Json(filter.tags.clone()));
     }
+    if !filter.exclude_tags.is_empty() {
+        // None of these tags (jsonb top-level string elements).
+        qb.push(" AND NOT (tags ?| ");
+        qb.push_bind(filter.exclude_tags.clone());
+        qb.push(")");
+    }
     if !filter.entities.is_empty() {
         // Each key with exactly this value (jsonb object containment; GIN-indexed).
         qb.push(" AND entities @> ");

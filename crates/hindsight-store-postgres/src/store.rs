@@ -624,8 +624,8 @@ impl Store for PostgresStore {
         let text = m.index_text();
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET content = $1, tags = $2, context = $3, entities = $4, importance = $5, kind = $6, \
-             outcome = $7, tsv = $8::tsvector, content_hash = $9, embedding = COALESCE($10, embedding) \
-             WHERE namespace = $11 AND id = $12 RETURNING {MEMORY_COLUMNS}"
+             outcome = $7, tsv = $8::tsvector, content_hash = $9, embedding = COALESCE($10, embedding), \
+             source = $11 WHERE namespace = $12 AND id = $13 RETURNING {MEMORY_COLUMNS}"
         )))
         .bind(&m.content)
         .bind(Json(&m.tags))
@@ -637,6 +637,7 @@ impl Store for PostgresStore {
         .bind(tsvector_literal(&text))
         .bind(hashed.then(|| content_hash(m.kind, &text)))
         .bind(vector.map(|v| Vector::from(v.to_vec())))
+        .bind(m.source.as_str())
         .bind(ns.as_str())
         .bind(id.as_str())
         .fetch_one(&mut *tx)

@@ -55,6 +55,14 @@ pub fn hard_conditions(ns: &Namespace, filter: &Filter) -> Vec<Condition> {
     for tag in &filter.tags {
         must.push(keyword(field::TAGS, tag.clone()));
     }
+    if !filter.exclude_tags.is_empty() {
+        let none_of: Vec<Condition> = filter
+            .exclude_tags
+            .iter()
+            .map(|t| keyword(field::TAGS, t.clone()))
+            .collect();
+        must.push(qdrant::Filter::must_not(none_of).into());
+    }
     for (k, v) in &filter.entities {
         must.push(keyword(field::ENTITIES, entity_pair(k, v)));
     }
@@ -159,6 +167,10 @@ mod tests {
                 };
                 format!("{} {what}", f.key)
             }
+            Some(ConditionOneOf::Filter(f)) if f.must.is_empty() && f.should.is_empty() => {
+                let none: Vec<String> = f.must_not.iter().map(show).collect();
+                format!("not any of [{}]", none.join(", "))
+            }
             other => format!("{other:?}"),
         }
     }
@@ -191,6 +203,7 @@ mod tests {
         let f = Filter {
             kinds: vec![MemoryKind::Warning, MemoryKind::Episodic],
             tags: vec!["Billing".into(), "two words".into()],
+            exclude_tags: vec!["guard-lesson".into(), "draft".into()],
             entities: BTreeMap::from([("order_id".into(), "ORD-1".into())]),
             outcomes: vec![Outcome::Failure],
             task_types: vec![TaskType::Modify, TaskType::Query],
@@ -208,6 +221,7 @@ mod tests {
                 r#"kind in ["warning", "episodic"]"#.into(),
                 "tags = Billing".into(),
                 "tags = two words".into(),
+                "not any of [tags = guard-lesson, tags = draft]".into(),
                 r#"ent = ["order_id","ORD-1"]"#.into(),
                 r#"outcome in ["failure"]"#.into(),
                 r#"task_type in ["modify", "query"]"#.into(),

@@ -41,6 +41,10 @@ impl RowMeta {
     pub fn matches(&self, f: &Filter) -> bool {
         (f.kinds.is_empty() || f.kinds.contains(&self.kind))
             && f.tags.iter().all(|t| self.tags.iter().any(|mt| mt == t))
+            && !f
+                .exclude_tags
+                .iter()
+                .any(|t| self.tags.iter().any(|mt| mt == t))
             && f.entities
                 .iter()
                 .all(|(k, v)| self.entities.get(k) == Some(v))
@@ -60,6 +64,7 @@ pub(crate) fn is_active_only(f: &Filter) -> bool {
 /// [`is_active_only`] apart from `kinds` (which the caller checks itself).
 fn is_active_only_but_kinds(f: &Filter) -> bool {
     f.tags.is_empty()
+        && f.exclude_tags.is_empty()
         && f.entities.is_empty()
         && f.outcomes.is_empty()
         && f.task_types.is_empty()

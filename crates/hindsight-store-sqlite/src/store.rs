@@ -1134,7 +1134,7 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let sql = format!(
             "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
-             vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
+             source = ?, vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&m.content)
@@ -1144,6 +1144,7 @@ impl Store for SqliteStore {
             .bind(f64::from(m.importance))
             .bind(m.kind.as_str())
             .bind(m.outcome.map(|o| o.as_str()))
+            .bind(m.source.as_str())
             .bind(vector.map(encode_vector))
             .bind(key_i64(key)?)
             .fetch_one(&mut *tx)

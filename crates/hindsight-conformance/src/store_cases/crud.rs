@@ -560,6 +560,7 @@ pub async fn update_applies_patch(factory: &dyn StoreFactory) {
         m.task_type = Some(TaskType::Query);
         m.access_count = 2;
         m.usefulness = 1.0;
+        m.source = Source::External;
         m
     };
     let other = memory(
@@ -594,6 +595,7 @@ pub async fn update_applies_patch(factory: &dyn StoreFactory) {
         importance: Some(0.875),
         kind: Some(MemoryKind::Semantic),
         outcome: Some(Outcome::Partial),
+        source: Some(Source::User),
         ..MemoryPatch::default()
     };
     let mut expected = target.clone();

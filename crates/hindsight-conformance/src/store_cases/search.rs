@@ -314,6 +314,22 @@ fn filters() -> Vec<(&'static str, Filter)> {
             },
         ),
         (
+            "exclude_tags=[urgent]",
+            Filter {
+                exclude_tags: vec!["urgent".into()],
+                ..d()
+            },
+        ),
+        (
+            "tags=[billing], exclude_tags=[urgent,no-such-tag]",
+            Filter {
+                tags: vec!["billing".into()],
+                exclude_tags: vec!["urgent".into(), "no-such-tag".into()],
+                statuses: Status::ALL.to_vec(),
+                ..d()
+            },
+        ),
+        (
             "entities order_id=ORD-1 (exact)",
             Filter {
                 entities: BTreeMap::from([("order_id".into(), "ORD-1".into())]),
