@@ -3,8 +3,9 @@
 //! After ranking, each returned hit that asserts an instruction or policy
 //! ([`ConsensusCheck::is_directive`]) is compared with its trusted vector neighbours: active
 //! memories of trust >= agent on the same topic (cosine >= [`ConsensusConfig::min_similarity`])
-//! that are directives too. When a majority of them contradict it
-//! ([`ConsensusCheck::contradicts`]), the hit is flagged ([`ConsensusFlag`]) and a *lesson*
+//! that are directives too. Only a neighbour more trusted than the hit counts against it; a peer
+//! (as trusted as the hit) that agrees counts for it, one that disagrees is not asked. When a
+//! majority of those asked contradict it ([`ConsensusCheck::contradicts`]), the hit is flagged ([`ConsensusFlag`]) and a *lesson*
 //! memory is recorded once per flagged memory (kind `warning`, tag [`LESSON_TAG`], source agent,
 //! id `guard-lesson-{flagged id}`), naming the trusted memories it contradicted. Lessons are
 //! consulted later: a hit or a new write close to a lesson (cosine >=
@@ -161,8 +162,22 @@ fn excerpt(s: &str, max: usize) -> String {
     out
 }
 
+/// `guard-lesson-{flagged id}`; a flagged id too long for that to be a valid id keeps its first
+/// 150 characters and adds a hash of the whole id, so every lesson id can be named again.
 fn lesson_id(flagged: &MemoryId) -> MemoryId {
-    MemoryId(format!("guard-lesson-{flagged}"))
+    const PREFIX: &str = "guard-lesson-";
+    if PREFIX.len() + flagged.as_str().chars().count() <= hindsight_core::MAX_ID_CHARS {
+        return MemoryId(format!("{PREFIX}{flagged}"));
+    }
+    // FNV-1a, 64 bits: stable across builds and platforms.
+    let hash = flagged
+        .as_str()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let head: String = flagged.as_str().chars().take(150).collect();
+    MemoryId(format!("{PREFIX}{head}-{hash:016x}"))
 }
 
 fn is_lesson(m: &Memory) -> bool {
@@ -240,7 +255,10 @@ impl Engine {
                 .await?
                 .iter()
                 .filter(|t| {
-                    t.id != claim.id && t.status == Status::Active && check.contradicts(t, claim)
+                    t.id != claim.id
+                        && t.status == Status::Active
+                        && c.trust.weight(t.source) > c.trust.weight(claim.source)
+                        && check.contradicts(t, claim)
                 })
                 .map(|t| t.id.clone())
                 .collect();
@@ -281,12 +299,26 @@ impl Engine {
             let neighbours = self
                 .trusted_neighbours(check, ns, &vector, Some(&m.id))
                 .await?;
-            let contradicting: Vec<&Memory> = neighbours
-                .iter()
-                .filter(|n| check.contradicts(n, m))
-                .collect();
+            // Only a more trusted memory can condemn a claim; a peer (as trusted as the claim)
+            // can only support it. So two agent memories that disagree never flag each other,
+            // and agreeing peers still outweigh a lone contradicting user memory.
+            let claim_trust = c.trust.weight(m.source);
+            let (contradicting, voters) = neighbours.iter().fold(
+                (Vec::<&Memory>::new(), 0usize),
+                |(mut against, voters), n| {
+                    let condemns = c.trust.weight(n.source) > claim_trust;
+                    match (condemns, check.contradicts(n, m)) {
+                        (true, true) => {
+                            against.push(n);
+                            (against, voters + 1)
+                        }
+                        (_, false) => (against, voters + 1),
+                        (false, true) => (against, voters),
+                    }
+                },
+            );
             let flag = if contradicting.len() >= c.min_contradicting.max(1)
-                && contradicting.len() * 2 > neighbours.len()
+                && contradicting.len() * 2 > voters
             {
                 let lesson = if c.record_lessons && record {
                     match self.record_lesson(m, &vector, &contradicting, now).await {
@@ -303,7 +335,7 @@ impl Engine {
                     reason: format!(
                         "asserts an instruction that contradicts {} of {} trusted memories on the same topic",
                         contradicting.len(),
-                        neighbours.len()
+                        voters
                     ),
                     contradicted_by: contradicting.iter().map(|n| n.id.clone()).collect(),
                     lesson,
@@ -456,6 +488,23 @@ fn decode_ids(s: &str) -> Vec<MemoryId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_lesson_id_is_a_valid_id_and_one_per_flagged_memory() {
+        assert_eq!(lesson_id(&MemoryId::from("p")).as_str(), "guard-lesson-p");
+        let longest = "é".repeat(hindsight_core::MAX_ID_CHARS);
+        let other = format!("{}x", "é".repeat(hindsight_core::MAX_ID_CHARS - 1));
+        for long in [&longest, &other] {
+            let id = lesson_id(&MemoryId::from(long.as_str()));
+            hindsight_core::validate_memory_id(id.as_str()).expect("a lesson id is a valid id");
+            assert!(id.as_str().starts_with("guard-lesson-éé"));
+        }
+        assert_ne!(
+            lesson_id(&MemoryId::from(longest.as_str())),
+            lesson_id(&MemoryId::from(other.as_str())),
+            "ids that share their first 150 characters get different lessons"
+        );
+    }
 
     #[test]
     fn lesson_id_lists_keep_ids_with_commas_and_percent_signs() {

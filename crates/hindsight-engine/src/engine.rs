@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
     MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PathHits, PathKind,
-    Result, Status, StatusChange, Store, WriteGuard, decay, index_text,
+    Result, Status, StatusChange, Store, TrustWeights, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -241,6 +241,11 @@ pub(crate) struct Placement {
     pub duplicate_of: Option<MemoryId>,
     /// Older memories it contradicts and supersedes.
     pub superseded: Vec<MemoryId>,
+    /// Memories it contradicts that are dated after it (a write with an explicit, earlier
+    /// `created_at`: history replayed out of order), most similar first. A new write is stored
+    /// superseded by the first; revert, update and release, which an operator or the user asks
+    /// for, retire them like `superseded`.
+    pub newer: Vec<MemoryId>,
     /// Similar memories it adds to (or, from a less trusted source, contradicts).
     pub related: Vec<MemoryId>,
 }
@@ -392,6 +397,17 @@ impl EngineBuilder {
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
 /// Runs one retrieval path as its own task (in the caller's span), timing it.
+/// The filter every retrieval path of a search applies: the caller's, and guard lessons kept
+/// out (the consensus check's own records) unless the caller filters for their tag. Excluded
+/// inside the paths, so lessons never take a path's places from real memories.
+fn path_filter(requested: &Filter) -> Filter {
+    let mut filter = requested.clone();
+    if !filter.tags.iter().any(|t| t == LESSON_TAG) {
+        filter.exclude_tags.push(LESSON_TAG.to_owned());
+    }
+    filter
+}
+
 fn spawn_path(
     path: impl Future<Output = Result<PathHits>> + Send + 'static,
 ) -> AbortOnDrop<(Result<PathHits>, Duration)> {
@@ -497,6 +513,50 @@ fn stored_kind(new: &NewMemory) -> MemoryKind {
     } else {
         new.kind
     }
+}
+
+/// What a deduplicated write adds to the memory it merged into: its source when that is more
+/// trusted (so a user restating an agent's memory makes it the user's, which a less trusted write
+/// can no longer supersede), its importance when it gave a higher one, and the tags and entity
+/// keys the memory lacks, up to `max_labels` of each. Entity values the memory already has stay
+/// as they are.
+pub(crate) fn merge_duplicate(
+    old: &Memory,
+    new: &NewMemory,
+    trust: &TrustWeights,
+    max_labels: usize,
+) -> MemoryPatch {
+    let mut patch = MemoryPatch::default();
+    if trust.weight(new.source) > trust.weight(old.source) {
+        patch.source = Some(new.source);
+    }
+    if let Some(i) = new.importance
+        && i > old.importance
+    {
+        patch.importance = Some(i);
+    }
+    let added: Vec<&String> = new.tags.iter().filter(|t| !old.tags.contains(t)).collect();
+    if !added.is_empty() {
+        let mut tags = old.tags.clone();
+        for t in added {
+            if tags.len() < max_labels && !tags.contains(t) {
+                tags.push(t.clone());
+            }
+        }
+        if tags.len() > old.tags.len() {
+            patch.tags = Some(tags);
+        }
+    }
+    let mut entities = old.entities.clone();
+    for (k, v) in &new.entities {
+        if entities.len() < max_labels && !entities.contains_key(k) {
+            entities.insert(k.clone(), v.clone());
+        }
+    }
+    if entities.len() > old.entities.len() {
+        patch.entities = Some(entities);
+    }
+    patch
 }
 
 fn new_id() -> MemoryId {
@@ -721,8 +781,12 @@ impl Engine {
         exclude: Option<&MemoryId>,
     ) -> Result<Placement> {
         let ns = &new.namespace;
+        // Guard lessons are the consensus check's records, not memories a write can merge into
+        // or retire: a write close to one would otherwise be deduplicated into a hidden lesson,
+        // or retire it for good (it is recorded only once per flagged memory).
         let filter = Filter {
             kinds: vec![kind],
+            exclude_tags: vec![LESSON_TAG.to_owned()],
             ..Filter::default()
         };
         let similar = self
@@ -769,7 +833,11 @@ impl Engine {
                 ConflictDecision::Contradict
                     if trust.weight(new.source) >= trust.weight(old.source) =>
                 {
-                    placement.superseded.push(old.id.clone());
+                    if new.created_at.is_some_and(|t| t < old.created_at) {
+                        placement.newer.push(old.id.clone());
+                    } else {
+                        placement.superseded.push(old.id.clone());
+                    }
                 }
                 ConflictDecision::Contradict => {
                     info!(namespace = %ns, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
@@ -1034,6 +1102,19 @@ impl Engine {
             placement = self.place(&new, kind, &content, &vector, None).await?;
             timings.place = lap(&mut clock);
             if let Some(top) = &placement.duplicate_of {
+                // The write is dropped, not what it said about the fact: a more trusted source,
+                // a higher importance and new labels carry over to the memory it merged into.
+                if let Some(old) = self.store.get(&new.namespace, top).await? {
+                    let patch = merge_duplicate(
+                        &old,
+                        &new,
+                        &self.consensus_config.trust,
+                        self.write.max_labels,
+                    );
+                    if !patch.is_empty() {
+                        self.store.update(&new.namespace, top, &patch, None).await?;
+                    }
+                }
                 self.store
                     .record_access(&new.namespace, std::slice::from_ref(top), now)
                     .await?;
@@ -1073,12 +1154,21 @@ impl Engine {
         let Placement {
             superseded,
             related,
+            newer,
             ..
         } = placement;
         timings.place += lap(&mut clock);
 
         let id = new.id.clone().unwrap_or_else(new_id);
-        let memory = self.materialize(&new, id.clone(), content, status, reason, now);
+        let mut memory = self.materialize(&new, id.clone(), content, status, reason, now);
+        if let Some(later) = newer.first() {
+            // Dated before a memory it contradicts: the write is history, stored superseded by
+            // the later fact, as it would be had the two arrived in date order.
+            memory.status = Status::Superseded;
+            memory.superseded_by = Some(later.clone());
+            memory.status_reason = Some(format!("contradicted by {later}, which is dated later"));
+            info!(namespace = %new.namespace, %later, "an earlier-dated write contradicts a later memory: stored as superseded");
+        }
         let written = async {
             // The new memory and the ones it contradicts change together: never two active
             // versions, never a stored memory whose id the caller does not get.
@@ -1223,6 +1313,7 @@ impl Engine {
         let setup = Instant::now();
         let now = req.now.unwrap_or_else(Utc::now);
         let ns = &req.namespace;
+        let filter = &path_filter(&req.filter);
         let understanding = understand(&req.query, now);
         let mut lists: [PathHits; 3] = Default::default();
         // The query embedding (the slowest step when not cached) runs on the blocking pool while
@@ -1238,7 +1329,7 @@ impl Engine {
                 self.store.clone(),
                 ns.clone(),
                 req.query.clone(),
-                req.filter.clone(),
+                filter.clone(),
             );
             spawn_path(async move { store.keyword_search(&ns, &query, depth, &filter).await })
         });
@@ -1247,7 +1338,7 @@ impl Engine {
                 self.store.clone(),
                 ns.clone(),
                 understanding.structured.clone(),
-                req.filter.clone(),
+                filter.clone(),
             );
             spawn_path(async move { store.structured_search(&ns, &query, depth, &filter).await })
         });
@@ -1262,7 +1353,7 @@ impl Engine {
             ) = (t.elapsed(), took, cached);
             let q = q?;
             let t = Instant::now();
-            lists[0] = self.store.vector_search(ns, &q, depth, &req.filter).await?;
+            lists[0] = self.store.vector_search(ns, &q, depth, filter).await?;
             timings.vector = t.elapsed();
         }
         let t = Instant::now();
@@ -1287,7 +1378,7 @@ impl Engine {
             .get_many(ns, &ids)
             .await?
             .into_iter()
-            .filter(|m| req.filter.matches(m))
+            .filter(|m| filter.matches(m))
             .map(|m| (m.id.clone(), m))
             .collect();
         timings.fetch = t.elapsed();
@@ -1366,9 +1457,6 @@ impl Engine {
         let t = Instant::now();
         let ranked = cands.rank(config, depth);
         let mut hits = Vec::with_capacity(top_k);
-        // Guard lessons are the consensus check's own records: hidden from results unless the
-        // caller filters for them.
-        let show_lessons = req.filter.tags.iter().any(|t| t == LESSON_TAG);
         for r in ranked {
             if hits.len() >= top_k {
                 break;
@@ -1376,9 +1464,6 @@ impl Engine {
             let Some(memory) = cands.memories.get(&r.fused.id).cloned() else {
                 continue;
             };
-            if !show_lessons && memory.tags.iter().any(|t| t == LESSON_TAG) {
-                continue;
-            }
             // What an operator discarded from quarantine stays out, even for a search that
             // asks for forgotten memories.
             if crate::quarantine::is_discarded(&memory) {
@@ -1457,7 +1542,10 @@ impl Engine {
         ))
     }
 
-    /// Updates fields of a memory; re-embeds when content or context change.
+    /// Updates fields of a memory; re-embeds when content or context change. New text passes the
+    /// guard like a write, and on an active memory gets a write's dedup and conflict rules: an
+    /// update that would make it a copy of another active memory is refused (`Conflict`), and
+    /// the memories the new text contradicts are superseded by it. Kind `working` is refused.
     pub async fn update(
         &self,
         ns: &Namespace,
@@ -1473,6 +1561,12 @@ impl Engine {
         )?;
         if patch.is_empty() {
             return Err(Error::invalid("fields", "nothing to update"));
+        }
+        if patch.kind == Some(MemoryKind::Working) {
+            return Err(Error::invalid(
+                "kind",
+                "working memory is session state: use the working-memory API",
+            ));
         }
         let current = self.current(ns, id, "be updated").await?;
         let redacted_labels;
@@ -1528,6 +1622,25 @@ impl Engine {
         } else {
             (std::borrow::Cow::Borrowed(patch), vector)
         };
+        // New text of an active memory gets a new write's dedup and conflict rules: it must not
+        // become a copy of another active memory, and what it now contradicts is retired.
+        let _guard = self.lock_writes(ns).await?;
+        let mut superseded = Vec::new();
+        if verdict.status == Status::Active && current.status == Status::Active {
+            let mut view = as_new_memory(&next);
+            view.content = verdict.content.clone();
+            view.context = verdict.context.clone();
+            let placement = self
+                .place(&view, next.kind, &verdict.content, &vector, Some(id))
+                .await?;
+            if let Some(top) = &placement.duplicate_of {
+                return Err(Error::conflict(format!(
+                    "memory {top} is active and already says this: forget {id} instead (nothing was changed)"
+                )));
+            }
+            superseded = placement.superseded;
+            superseded.extend(placement.newer);
+        }
         if verdict.status == Status::Quarantined && current.status != Status::Quarantined {
             // Only from the status read above: a memory forgotten meanwhile stays forgotten.
             let mut change = StatusChange::new(id.clone(), current.status, Status::Quarantined);
@@ -1537,6 +1650,22 @@ impl Engine {
             warn!(namespace = %ns, %id, reason = ?verdict.reason, "update quarantined by the guard");
         }
         let updated = self.store.update(ns, id, &patch, Some(&vector)).await?;
+        if !superseded.is_empty() {
+            // After the update (a failure between the two leaves the contradicted memories
+            // active and returns the error; the namespace lock keeps other writers out).
+            let retire: Vec<StatusChange> = superseded
+                .iter()
+                .map(|old| {
+                    StatusChange::retire(
+                        old.clone(),
+                        id.clone(),
+                        "contradicted by an updated memory",
+                    )
+                })
+                .collect();
+            self.store.set_statuses(ns, &retire).await?;
+            info!(namespace = %ns, %id, ?superseded, "update retired the memories it contradicts");
+        }
         info!(namespace = %ns, %id, guard = decision.name(), "updated memory");
         Ok(updated)
     }
@@ -1634,30 +1763,56 @@ impl Engine {
                 }
             }
         }
-        let reason = match &in_force {
-            Some(newer) => format!("reverted from {}; {newer} retired", m.status),
-            None => format!("reverted from {}", m.status),
+        // Memories written while this one was out of force (a forgotten memory has no chain)
+        // get the same dedup, subject and trust rules as a new write (`Engine::place`): the
+        // restored memory must not stand active beside a copy of itself or a memory it
+        // contradicts.
+        let vector =
+            self.store.get_vector(ns, id).await?.ok_or_else(|| {
+                Error::not_found(format!("vector of memory {id} in namespace {ns}"))
+            })?;
+        let placement = self
+            .place(&as_new_memory(&m), m.kind, &m.content, &vector, Some(id))
+            .await?;
+        if let Some(top) = &placement.duplicate_of {
+            return Err(Error::conflict(format!(
+                "memory {top} is active and says the same as {id}: nothing to revert (forget {top} first to restore {id} in its place)"
+            )));
+        }
+        let mut retired: Vec<MemoryId> = in_force.iter().cloned().collect();
+        for old in placement.superseded.into_iter().chain(placement.newer) {
+            if !retired.contains(&old) {
+                retired.push(old);
+            }
+        }
+        let reason = if retired.is_empty() {
+            format!("reverted from {}", m.status)
+        } else {
+            let names: Vec<&str> = retired.iter().map(MemoryId::as_str).collect();
+            format!("reverted from {}; {} retired", m.status, names.join(", "))
         };
         // One all-or-nothing change, each part only from the status read above: never the
-        // restored memory active beside the version it contradicts, never a status another
-        // process changed meanwhile overwritten. The retirement comes first (a backend with a
+        // restored memory active beside a version it contradicts, never a status another
+        // process changed meanwhile overwritten. The retirements come first (a backend with a
         // unique index over active texts sees room made before the restore).
-        let mut changes = Vec::with_capacity(2);
-        if let Some(newer) = &in_force {
-            changes.push(StatusChange::retire(
-                newer.clone(),
-                id.clone(),
-                &format!("{id} was restored by revert"),
-            ));
-        }
+        let mut changes: Vec<StatusChange> = retired
+            .iter()
+            .map(|newer| {
+                StatusChange::retire(
+                    newer.clone(),
+                    id.clone(),
+                    &format!("{id} was restored by revert"),
+                )
+            })
+            .collect();
         changes.push(StatusChange::new(id.clone(), m.status, Status::Active).reason(reason));
         let restored = self
             .store
             .set_statuses(ns, &changes)
             .await
             .and_then(StatusChange::last)?;
-        if let Some(newer) = &in_force {
-            info!(namespace = %ns, %id, %newer, "revert retired the version in force");
+        if !retired.is_empty() {
+            info!(namespace = %ns, %id, ?retired, "revert retired the versions in force");
         }
         info!(namespace = %ns, %id, "reverted memory to active");
         Ok(restored)

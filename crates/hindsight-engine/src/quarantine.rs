@@ -325,7 +325,9 @@ impl Engine {
                 related: Vec::new(),
             });
         }
-        let (superseded, related) = (placement.superseded, placement.related);
+        let (mut superseded, related) = (placement.superseded, placement.related);
+        // The operator's release puts it in force, whatever the dates.
+        superseded.extend(placement.newer);
         let reason = format!(
             "released from quarantine by operator: {operator_note}{}",
             was(&m)

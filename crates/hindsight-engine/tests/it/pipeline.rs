@@ -3,13 +3,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    ErrorKind, GuardDecision, MemoryId, MemoryKind, Namespace, NewMemory, Outcome, PathKind,
-    Status, WriteGuard,
+    ErrorKind, GuardDecision, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, Outcome,
+    PathKind, Source, Status, WriteGuard,
 };
 use hindsight_embed::{Embedder, FixedEmbedder};
 use hindsight_engine::{Engine, SearchRequest};
@@ -318,7 +318,7 @@ async fn bad_input_is_a_clear_error_and_changes_nothing() {
             .update(
                 &ns(),
                 &MemoryId::from("nope"),
-                &hindsight_core::MemoryPatch {
+                &MemoryPatch {
                     importance: Some(0.3),
                     ..Default::default()
                 }
@@ -710,4 +710,208 @@ async fn feedback_moves_a_memory_in_the_ranking() {
     let sunk = hits.iter().find(|h| h.memory.id == second).unwrap();
     assert!(sunk.explanation.factors.usefulness < 1.0);
     assert_eq!(order(&hits), vec![first, second]);
+}
+
+async fn stored(engine: &Engine, id: &MemoryId) -> hindsight_core::Memory {
+    engine.store().get(&ns(), id).await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn a_deduplicated_write_carries_its_trust_importance_and_labels_over() {
+    let (engine, emb) = setup().await;
+    emb.set("Refunds need manager approval", &e0());
+    emb.set("Refunds no longer need manager approval", &at_cos(0.85));
+    let mut agent = mem("Refunds need manager approval");
+    agent.source = Source::Agent;
+    agent.importance = Some(0.4);
+    agent.tags = vec!["policy".into()];
+    agent.entities = BTreeMap::from([("team".into(), "billing".into())]);
+    let a = engine.store_memory(agent, now()).await.unwrap();
+    let mut user = mem("Refunds need manager approval");
+    user.source = Source::User;
+    user.importance = Some(0.9);
+    user.tags = vec!["billing".into(), "policy".into()];
+    user.entities = BTreeMap::from([
+        ("team".into(), "finance".into()),
+        ("owner".into(), "dana".into()),
+    ]);
+    let u = engine.store_memory(user, now()).await.unwrap();
+    assert!(u.deduplicated);
+    assert_eq!(u.id, a.id);
+    let m = stored(&engine, &a.id).await;
+    assert_eq!(
+        m.source,
+        Source::User,
+        "the user restated it: it is the user's now"
+    );
+    assert_eq!(m.importance, 0.9);
+    assert_eq!(m.tags, ["policy", "billing"]);
+    assert_eq!(
+        m.entities,
+        BTreeMap::from([
+            ("owner".into(), "dana".into()),
+            ("team".into(), "billing".into()),
+        ]),
+        "new keys are added, existing values kept"
+    );
+    // So an agent can no longer retire what the user said.
+    let mut agent2 = mem("Refunds no longer need manager approval");
+    agent2.source = Source::Agent;
+    let c = engine.store_memory(agent2, now()).await.unwrap();
+    assert!(c.superseded.is_empty());
+    assert_eq!(stored(&engine, &a.id).await.status, Status::Active);
+
+    // A less trusted restatement takes nothing away.
+    let mut external = mem("Refunds need manager approval");
+    external.source = Source::External;
+    external.importance = Some(0.1);
+    assert!(
+        engine
+            .store_memory(external, now())
+            .await
+            .unwrap()
+            .deduplicated
+    );
+    let m = stored(&engine, &a.id).await;
+    assert_eq!((m.source, m.importance), (Source::User, 0.9));
+}
+
+#[tokio::test]
+async fn revert_of_a_forgotten_memory_retires_what_contradicts_it() {
+    let (engine, emb) = setup().await;
+    emb.set("The API limit is 60 calls per minute", &e0());
+    emb.set("The API limit is 100 calls per minute", &at_cos(0.85));
+    let a = engine
+        .store_memory(mem("The API limit is 60 calls per minute"), now())
+        .await
+        .unwrap();
+    engine.forget(&ns(), &a.id, "mistake").await.unwrap();
+    let b = engine
+        .store_memory(mem("The API limit is 100 calls per minute"), now())
+        .await
+        .unwrap();
+    assert!(b.superseded.is_empty(), "nothing active to supersede");
+    let restored = engine.revert(&ns(), &a.id).await.unwrap();
+    assert_eq!(restored.status, Status::Active);
+    assert_eq!(
+        restored.status_reason.as_deref(),
+        Some(format!("reverted from forgotten; {} retired", b.id).as_str())
+    );
+    let b_now = stored(&engine, &b.id).await;
+    assert_eq!(
+        b_now.status,
+        Status::Superseded,
+        "never two contradicting versions active"
+    );
+    assert_eq!(b_now.superseded_by.as_ref(), Some(&a.id));
+}
+
+#[tokio::test]
+async fn revert_is_refused_while_an_active_copy_says_the_same() {
+    let (engine, emb) = setup().await;
+    emb.set("User prefers SF Express", &e0());
+    let a = engine
+        .store_memory(mem("User prefers SF Express"), now())
+        .await
+        .unwrap();
+    engine.forget(&ns(), &a.id, "tidy").await.unwrap();
+    let b = engine
+        .store_memory(mem("User prefers SF Express"), now())
+        .await
+        .unwrap();
+    assert!(!b.deduplicated, "the forgotten memory is no merge target");
+    let err = engine.revert(&ns(), &a.id).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
+    assert!(err.message.contains(b.id.as_str()), "{err}");
+    assert_eq!(stored(&engine, &a.id).await.status, Status::Forgotten);
+    assert_eq!(stored(&engine, &b.id).await.status, Status::Active);
+}
+
+#[tokio::test]
+async fn new_text_by_update_gets_the_write_rules() {
+    let (engine, emb) = setup().await;
+    emb.set("User prefers SF Express", &e0());
+    emb.set("User likes tea", &at_cos(0.1));
+    emb.set("The deploy window is 2 hours", &at_cos(-0.5));
+    emb.set("The deploy window is 4 hours", &{
+        let mut v = at_cos(-0.5);
+        v[2] = 0.3;
+        hindsight_core::l2_normalize(&mut v);
+        v
+    });
+    let a = engine
+        .store_memory(mem("User prefers SF Express"), now())
+        .await
+        .unwrap();
+    let b = engine
+        .store_memory(mem("User likes tea"), now())
+        .await
+        .unwrap();
+    // A copy of another active memory is refused, and nothing changes.
+    let copy = MemoryPatch {
+        content: Some("User prefers SF Express".into()),
+        ..MemoryPatch::default()
+    };
+    let err = engine.update(&ns(), &b.id, &copy).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
+    assert!(err.message.contains(a.id.as_str()), "{err}");
+    assert_eq!(stored(&engine, &b.id).await.content, "User likes tea");
+    // New text that contradicts another memory supersedes it.
+    let w = engine
+        .store_memory(mem("The deploy window is 2 hours"), now())
+        .await
+        .unwrap();
+    let changed = MemoryPatch {
+        content: Some("The deploy window is 4 hours".into()),
+        ..MemoryPatch::default()
+    };
+    let updated = engine.update(&ns(), &b.id, &changed).await.unwrap();
+    assert_eq!(updated.content, "The deploy window is 4 hours");
+    let old = stored(&engine, &w.id).await;
+    assert_eq!(old.status, Status::Superseded);
+    assert_eq!(old.superseded_by.as_ref(), Some(&b.id));
+    // Working memory is not a kind a stored memory can take.
+    let working = MemoryPatch {
+        kind: Some(MemoryKind::Working),
+        ..MemoryPatch::default()
+    };
+    let err = engine.update(&ns(), &a.id, &working).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert_eq!(stored(&engine, &a.id).await.kind, MemoryKind::Semantic);
+}
+
+#[tokio::test]
+async fn an_earlier_dated_write_is_stored_superseded_by_the_later_fact() {
+    let (engine, emb) = setup().await;
+    emb.set("The API limit is 100 calls per minute", &e0());
+    emb.set("The API limit is 60 calls per minute", &at_cos(0.85));
+    let march = DateTime::parse_from_rfc3339("2026-03-01T00:00:00Z")
+        .unwrap()
+        .to_utc();
+    let january = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+        .unwrap()
+        .to_utc();
+    let mut later = mem("The API limit is 100 calls per minute");
+    later.created_at = Some(march);
+    let later = engine.store_memory(later, now()).await.unwrap();
+    // History replayed out of order: the January fact arrives second.
+    let mut earlier = mem("The API limit is 60 calls per minute");
+    earlier.created_at = Some(january);
+    let earlier = engine.store_memory(earlier, now()).await.unwrap();
+    assert_eq!(earlier.status, Status::Superseded);
+    assert!(earlier.superseded.is_empty());
+    assert_eq!(stored(&engine, &later.id).await.status, Status::Active);
+    let e = stored(&engine, &earlier.id).await;
+    assert_eq!(e.superseded_by.as_ref(), Some(&later.id));
+    // In date order the same two writes end the same way.
+    let (engine, emb) = setup().await;
+    emb.set("The API limit is 100 calls per minute", &e0());
+    emb.set("The API limit is 60 calls per minute", &at_cos(0.85));
+    let mut first = mem("The API limit is 60 calls per minute");
+    first.created_at = Some(january);
+    let first = engine.store_memory(first, now()).await.unwrap();
+    let mut second = mem("The API limit is 100 calls per minute");
+    second.created_at = Some(march);
+    let second = engine.store_memory(second, now()).await.unwrap();
+    assert_eq!(second.superseded, vec![first.id.clone()]);
 }
