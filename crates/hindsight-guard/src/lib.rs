@@ -67,8 +67,8 @@ pub use guard::{
 };
 pub use normalize::{Normalized, normalize_aggressive, normalize_light};
 pub use redaction::{
-    LabelledSecret, RedactionEval, RedactionTypeReport, SecretRecord, evaluate_redaction,
-    load_secrets,
+    LabelledSecret, RedactionEval, RedactionMistake, RedactionTypeReport, SecretRecord,
+    evaluate_redaction, load_secrets, redaction_mistakes,
 };
 pub use rules::{Category, RuleHit, RuleSet, Severity};
 pub use sensitive::{

@@ -220,6 +220,61 @@ pub fn evaluate_redaction(records: &[SecretRecord]) -> RedactionEval {
     }
 }
 
+/// What redaction got wrong on one record: labelled secrets still in the output, and detector
+/// spans that overlap no labelled secret (with the text they covered).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedactionMistake {
+    pub id: String,
+    pub text: String,
+    pub redacted: String,
+    /// `(type, value)` of every labelled secret the output still contains verbatim.
+    pub leaked: Vec<(String, String)>,
+    /// `(detected type, covered text)` of every span on no labelled secret.
+    pub false_spans: Vec<(String, String)>,
+}
+
+/// The records of `records` where redaction leaked a secret or redacted something unlabelled,
+/// for studying a development set (never a held-out one).
+pub fn redaction_mistakes(records: &[SecretRecord]) -> Vec<RedactionMistake> {
+    let mut out = Vec::new();
+    for r in records {
+        let found = find_sensitive(&r.text);
+        let redacted = redact(&r.text, &found);
+        let leaked: Vec<(String, String)> = r
+            .secrets
+            .iter()
+            .filter(|s| redacted.contains(&s.value))
+            .map(|s| (s.kind.clone(), s.value.clone()))
+            .collect();
+        let false_spans: Vec<(String, String)> = found
+            .iter()
+            .filter(|f| {
+                !r.secrets.iter().any(|s| {
+                    occurrences(&r.text, &s.value)
+                        .iter()
+                        .any(|&o| overlaps(o, (f.start, f.end)))
+                })
+            })
+            .map(|f| {
+                (
+                    f.kind.as_str().to_owned(),
+                    r.text[f.start..f.end].to_owned(),
+                )
+            })
+            .collect();
+        if !leaked.is_empty() || !false_spans.is_empty() {
+            out.push(RedactionMistake {
+                id: r.id.clone(),
+                text: r.text.clone(),
+                redacted,
+                leaked,
+                false_spans,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +325,17 @@ mod tests {
             (1, 1)
         );
         assert_eq!((e.records_leaking.k, e.records_leaking.n), (1, 3));
+
+        // The same records' mistakes: the leaked password and the unlabelled e-mail.
+        let m = redaction_mistakes(&records);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].leaked, [("password".into(), "banana".into())]);
+        assert!(m[0].false_spans.is_empty());
+        assert_eq!(
+            m[1].false_spans,
+            [("email".into(), "support@example.com".into())]
+        );
+        assert_eq!(m[1].redacted, "contact [REDACTED:email] for help");
     }
 
     #[test]

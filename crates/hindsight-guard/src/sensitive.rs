@@ -7,15 +7,30 @@
 //! checked where a checksum exists: the Chinese resident ID (ISO 7064 MOD 11-2, plausible birth
 //! date), credit cards (Luhn, issuer prefix 2-6), US SSNs (area/group/serial rules).
 //!
-//! A password needs an explicit value: `password: x`, `password=x`, `password is x` (x must contain a
-//! digit or symbol), `密码是x` (x ASCII, or mixed with Chinese characters when it has a digit and
-//! does not describe a rule, as "密码为6位数字" does). "Reset your password via the settings
-//! page" has no value and is left alone. Keys also include Stripe-style `sk_live_` keys, pasted
-//! PEM private-key blocks, 16+ character values after `key:`/`token=`-style labels, and bare
-//! 32+ character letter-and-digit tokens after a key word. Not detected: passphrases of plain
-//! words ("password is correcthorsebatterystaple" reads like "password is internationalized"),
-//! passport numbers and 15-digit (pre-1999) Chinese IDs, which look like any other long number
-//! without context.
+//! A password needs an explicit value: `password: x`, `password=x`, `"password": "x"`, `X_PASS=x`,
+//! `password is x` or prose such as "the Wi-Fi password at home is x" (x must contain a digit or
+//! symbol), `密码是x` or `初始密码 x` (x ASCII, or mixed with Chinese characters when it has a digit
+//! and does not describe a rule, as "密码为6位数字" does), the password of a URL
+//! (`scheme://user:x@host`), of `mysql -px`, `sshpass -p x`, `redis-cli -a x`, `docker login -p x`,
+//! and a `user / x` pair after a login word. "Reset your password via the settings page" has no
+//! value and is left alone. Keys include vendor prefixes (OpenAI, Anthropic, Stripe, AWS, GitHub,
+//! GitLab, Slack, Google, Hugging Face, SendGrid, npm, Alibaba and Tencent Cloud), webhook URLs
+//! (Slack, Discord, Feishu, DingTalk, WeCom), Azure `AccountKey=`, pasted PEM private-key blocks,
+//! 16+ character values after `key:`/`token=`/`appkey=`-style labels, and bare 32+ character
+//! letter-and-digit tokens after a key word. Placeholders and masks (`${X}`, `<your-password>`,
+//! `******`, `sk-XXXX…`, AWS's documented `…EXAMPLE` keys) are not secrets, and `git@host:` or
+//! `ssh user@host` is a login, not an e-mail. E-mails spelled out to dodge scrapers ("ann [at]
+//! example [dot] com", "kate dot lee at yahoo dot com", "li 艾特 qq 点 com") are found when they end
+//! in a common top-level domain. IDs also include Hong Kong and Taiwan IDs (with their check
+//! digits), UK National Insurance numbers, SSNs named as such with spaces or none, and passport
+//! and driving-licence numbers named as such. Chinese mobiles named as order or shipment numbers
+//! ("订单号1881234…") are not phones; cards of lengths other than 15 and 16 digits need a card word
+//! just before them. Not detected: passwords of plain words ("password is correcthorsebattery"
+//! reads like "password is internationalized"), numbers spelled out in words, and unlabelled
+//! tokens in command output.
+//!
+//! The patterns added in session 24 were developed on `datasets/secrets-dev` (an independent
+//! development set) and measured once on the held-out `datasets/secrets`.
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -106,6 +121,27 @@ enum Check {
     ChineseValue,
     /// The value must contain a digit.
     HasDigit,
+    /// A Chinese mobile number, unless the words just before it name an order, shipment or
+    /// invoice ("订单号18812345678", "order 15912345678").
+    Mobile,
+    /// A Hong Kong identity card number `A123456(7)` with a valid check digit.
+    HkId,
+    /// A Taiwan national ID `A123456789` with a valid check digit.
+    TwId,
+    /// Nine digits named as an SSN, with spaces, dashes or nothing between the groups.
+    NamedSsn,
+    /// A password given in prose ("the Wi-Fi password at home is X"): a digit or symbol, and
+    /// not a URL or a path.
+    ProsePassword,
+    /// A named document number (passport, licence): 6-18 letters and digits with at least 6
+    /// digits... or at least one digit for the letter-heavy formats.
+    DocumentNumber,
+    /// A Luhn-valid card number of any length 13-19 that the words just before name as a card
+    /// ("银行卡号", "Diners card", "pan=").
+    NamedCard,
+    /// A spelled-out e-mail address ("kate dot lee at example dot com"): the local part is not
+    /// an everyday word ("me", "us", "home").
+    SpelledEmail,
 }
 
 struct Detector {
@@ -151,10 +187,25 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             AlnumBounded,
         ),
         d(ApiKey, r"xox[abprs]-[A-Za-z0-9\-]{10,}", AlnumBounded),
+        // Vendor prefixes: Hugging Face, Stripe webhook secrets, SendGrid, GitLab, npm, Alibaba
+        // Cloud and Tencent Cloud key ids.
+        d(
+            ApiKey,
+            r"hf_[A-Za-z0-9]{30,}|whsec_[A-Za-z0-9+/=]{24,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{30,}|LTAI[A-Za-z0-9]{12,24}|AKID[A-Za-z0-9]{13,40}",
+            AlnumBounded,
+        ),
+        // The secret written after a key id and a slash ("LTAI.../ kWuE...").
+        d(
+            ApiKey,
+            r"(?:LTAI|AKID|AKIA|ASIA)[A-Za-z0-9]{12,40}\s*/\s*(?P<v>[A-Za-z0-9/+]{24,48})",
+            AlnumBounded,
+        ),
+        // An Azure storage account key inside a connection string.
+        d(ApiKey, r"AccountKey=(?P<v>[A-Za-z0-9+/]{40,}={0,2})", None),
         // Webhook URLs carry their secret in the path: whoever has one can post.
         d(
             ApiKey,
-            r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{10,}|(?:discord|discordapp)\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{10,})",
+            r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{10,}|(?:discord|discordapp)\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{10,}|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[A-Za-z0-9\-]{10,}|oapi\.dingtalk\.com/robot/send\?access_token=[A-Za-z0-9]{16,}|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[A-Za-z0-9\-]{16,})",
             None,
         ),
         // An AWS secret access key (40 characters of base64) named as a secret.
@@ -176,20 +227,55 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             ApiKey,
-            r#"(?i:api[_\- ]?key|apikey|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|token|密钥|令牌)["']?\s*(?:[:=：]|is|是|为)\s*["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
+            r#"(?i:api[_\- ]?key|apikey|app[_\- ]?(?:key|secret)|secret(?:[_\- ]?(?:key|id))?|access[_\- ]?(?:token|key)(?:[_\- ]?(?:id|secret))?|auth[_\- ]?token|client[_\- ]?secret|private[_\- ]?key|signing[_\- ]?secret|token|密钥|秘钥|令牌)["']?\s*(?:[:=：]|is|是|为)\s*["']?(?P<v>[A-Za-z0-9+/_\-.]{16,}={0,2})"#,
             HasDigit,
         ),
         // A bare 32+ character token after a key word ("token 0123...cdef"): letters and digits
         // only, so paths and snake_case names stay.
         d(
             ApiKey,
-            r"(?i:api[_\- ]?key|secret|token|access key)\s+(?P<v>[A-Za-z0-9][A-Za-z0-9-]{31,})",
+            r"(?i:api[_\- ]?key|secret ?key|secret|token|access ?key)\s+(?P<v>[A-Za-z0-9][A-Za-z0-9-]{31,})",
             LettersAndDigits,
         ),
         d(
             Password,
-            r#"(?i:password|passwd|pwd|passcode|passphrase|pass phrase|pin code|wifi key)\s*[:=：]\s*["'“]?(?P<v>[^\s"'”,，。;；]{3,64})"#,
+            r#"(?i:password|passwd|pwd|passcode|passphrase|pass phrase|pin code|wifi key)["']?\s*[:=：]\s*["'“]?(?P<v>[^\s"'”,，。;；]{3,64})"#,
             None,
+        ),
+        // Environment and config keys that end in PASS ("SMTP_PASS=...", "DB_PASSWD: ...").
+        d(
+            Password,
+            r#"\b[A-Z0-9_]*_PASS(?:WORD|WD)?["']?\s*[:=]\s*["']?(?P<v>[^\s"',;]{3,64})"#,
+            None,
+        ),
+        // Credentials in a URL: scheme://user:PASSWORD@host.
+        d(
+            Password,
+            r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s@/]{3,64})@[A-Za-z0-9.\-\[]",
+            None,
+        ),
+        // Command lines: mysql -pPASS, sshpass -p PASS, redis-cli -a PASS, docker login -p PASS.
+        d(
+            Password,
+            r#"(?:\b(?:mysql|mysqldump|mariadb)\b[^\n]*?\s-p|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]*?\s-a\s+|\bdocker\s+login\b[^\n]*?\s(?:-p|--password)[\s=]+)["']?(?P<v>[^\s"']{3,64})"#,
+            None,
+        ),
+        // A user and password pair after a login word ("my login is anna7 / Tr0ub4dor!").
+        d(
+            Password,
+            r"(?i:login|credentials?|account|账号|账户)\b[^\n/]{0,40}?[A-Za-z0-9_.\-@]+\s+/\s+(?P<v>\S{4,64})",
+            ProsePassword,
+        ),
+        // In prose: "the Wi-Fi password at home is X", "password for Ann is X", "password 1234".
+        d(
+            Password,
+            r#"(?i:password|passcode|passphrase|pin)\b[^.\n:：=]{0,40}?\s(?:is|was|as)\s+(?:literally\s+|still\s+|now\s+)?["'“]?(?P<v>[^\s"”]{4,64}[^\s"”.,;:!?)]|[^\s"”]{3}[^\s"”.,;:?)])"#,
+            ProsePassword,
+        ),
+        d(
+            Password,
+            r"(?i:password|passwd|pwd|passcode)\s+(?P<v>[A-Za-z0-9!@#$%^&*_\-+=~]{4,64})",
+            ProsePassword,
         ),
         d(
             Password,
@@ -200,6 +286,13 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             Password,
             r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
             None,
+        ),
+        // No word between ("初始密码 Welcome-6736", "密码abc12345", "改成了 abc520"): an ASCII
+        // value with a digit or symbol.
+        d(
+            Password,
+            r#"(?:密码|口令|改成了?|改为)\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.~+=]{4,64})"#,
+            ProsePassword,
         ),
         // A value mixing Chinese characters with digits ("密码是：猫咪2023"), not a rule about
         // passwords ("密码为6位数字").
@@ -213,6 +306,14 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
             None,
         ),
+        // Written to dodge scrapers: "ann.lee [at] example [dot] com", "bd(at)shop.cn",
+        // "kate dot lee at yahoo dot com", "li 艾特 qq 点 com". The address must end in a common
+        // top-level domain.
+        d(
+            Email,
+            r"(?i)[a-z0-9._%+\-]+(?:\s+dot\s+[a-z0-9_%+\-]+)*(?:\s*(?:\[at\]|\(at\)|\{at\})\s*|\s+at\s+|\s*艾特\s*)[a-z0-9\-]+(?:(?:\s*(?:\[dot\]|\(dot\))\s*|\s+dot\s+|\s*点\s*|\.)[a-z0-9\-]+)*(?:\s*(?:\[dot\]|\(dot\))\s*|\s+dot\s+|\s*点\s*|\.)(?:com|net|org|edu|gov|io|co|cn|uk|de|fr|jp|kr|sg|hk|tw|au|in|info|biz|me|us|ca)\b",
+            SpelledEmail,
+        ),
         d(
             IdNumber,
             r"[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]",
@@ -221,19 +322,45 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // Named as an ID number, an 18- or 15-digit number is one whatever its checksum.
         d(
             IdNumber,
-            r"(?:身份证(?:号码|号|件号)?|居民身份证|证件号码?|(?i:\b(?:national id|id card|id (?:number|no\.?))))\s*(?:[:：]|是|为)?\s*(?P<v>\d{17}[\dXx]|\d{15})",
+            r"(?:身份证(?:号码|号|件号)?|居民身份证|证件号码?|(?i:\b(?:national id|id card|id (?:number|no\.?)|chinese id)))(?:[^\d\n]|\d{1,2}位){0,30}?(?P<v>\d{17}[\dXx]|\d{15})",
             DigitBounded,
         ),
         d(IdNumber, r"\d{3}-\d{2}-\d{4}", Ssn),
+        d(
+            IdNumber,
+            r"(?i:ssn|social security(?: number| no\.?| #)?)[^\d\n]{0,12}?(?P<v>\d{3}[ \-]?\d{2}[ \-]?\d{4})",
+            NamedSsn,
+        ),
+        d(IdNumber, r"[A-Z]{1,2}\d{6}\([0-9A]\)", HkId),
+        d(IdNumber, r"[A-Z][12]\d{8}", TwId),
+        // UK National Insurance numbers (the letters HMRC allocates).
+        d(
+            IdNumber,
+            r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]",
+            AlnumBounded,
+        ),
+        // Passports, driving licences and ID fields named as such.
+        d(
+            IdNumber,
+            r#"(?:(?i:passport|reisepass|driver'?s? licen[cs]e|driving licen[cs]e|licen[cs]e|id_no|id_number|passport_no)|护照|驾驶证|驾照)(?:\s*\)?\s*(?:(?i:no\.?|number|num\.?|nr\.?|#|is)|号码|号)?){0,2}["']?\s*[:：=]?\s*["'(（]?(?P<v>[A-Z0-9]{6,18})"#,
+            DocumentNumber,
+        ),
         d(
             CreditCard,
             r"\d{4}(?:[ \-]?\d{4}){3}|\d{4}[ \-]?\d{6}[ \-]?\d{5}",
             Luhn,
         ),
+        // Other lengths (13-digit Visa, 14-digit Diners, 19-digit UnionPay) only where the text
+        // names a card just before: a bare number of those lengths is more often an order id.
+        d(
+            CreditCard,
+            r"\d{4}(?:[ \-]?\d{4}){3}[ \-]?\d{3}|\d{4}[ \-]\d{6}[ \-]\d{4}|\d{4} \d{4} \d{5}|\d{13,19}",
+            NamedCard,
+        ),
         d(
             Phone,
             r"(?:\+?86[\- ]?)?1[3-9]\d[\- ]?\d{4}[\- ]?\d{4}",
-            DigitBounded,
+            Mobile,
         ),
         d(
             Phone,
@@ -249,7 +376,14 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // in brackets ("(020) 7946 0958").
         d(
             Phone,
-            r"0\d{2,3}-\d{7,8}|\(0\d{2,4}\)\s?\d{3,4}[\- ]?\d{3,4}",
+            r"0\d{2,3}-\d{7,8}|\(0\d{2,4}\)\s?\d{3,4}[\- ]?\d{3,4}|\(0\d\)\s?\d{4} \d{4}",
+            Landline,
+        ),
+        // Spaced national numbers: "020 7946 0958", "010 6234 5678", "0176 30246482",
+        // "01 42 68 53 00", and dashed "010-3705-3983".
+        d(
+            Phone,
+            r"0\d{2,3} \d{3,4} \d{4}|0\d{3} \d{6,8}|0\d(?: \d{2}){4}|0\d{1,2}-\d{3,4}-\d{4}",
             Landline,
         ),
         // Named as a phone number.
@@ -372,7 +506,186 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
             value.chars().any(|c| c.is_ascii_digit()) && !PASSWORD_RULE.is_match(value)
         }
         Check::HasDigit => value.chars().any(|c| c.is_ascii_digit()),
+        Check::NamedCard => {
+            let before: String = text[..start]
+                .chars()
+                .rev()
+                .take(24)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            passes(Check::Luhn, text, start, end, value) && CARD_WORDS.is_match(&before)
+        }
+        Check::Mobile => {
+            let before = &text[..start];
+            let window: String = before
+                .chars()
+                .rev()
+                .take(14)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            digit_bounded() && !ORDER_WORDS.is_match(&window)
+        }
+        Check::HkId => {
+            !prev_char(text, start).is_some_and(|c| c.is_ascii_alphanumeric()) && hkid_ok(value)
+        }
+        Check::TwId => passes(Check::AlnumBounded, text, start, end, value) && twid_ok(value),
+        Check::NamedSsn => {
+            let digits: String = value.chars().filter(char::is_ascii_digit).collect();
+            digit_bounded()
+                && digits.len() == 9
+                && ssn_ok(&format!(
+                    "{}-{}-{}",
+                    &digits[..3],
+                    &digits[3..5],
+                    &digits[5..]
+                ))
+        }
+        Check::ProsePassword => {
+            let lower = value.to_ascii_lowercase();
+            !value.starts_with(['/', '~', '('])
+                && !lower.starts_with("http")
+                && !lower.starts_with("www.")
+                && value
+                    .chars()
+                    .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
+        }
+        Check::DocumentNumber => {
+            let digits = value.chars().filter(char::is_ascii_digit).count();
+            passes(Check::AlnumBounded, text, start, end, value)
+                && (digits >= 6 || (digits >= 1 && value.len() >= 8))
+                && !COMPACT_DATE.is_match(value)
+        }
+        Check::SpelledEmail => {
+            let local = value
+                .split(|c: char| c.is_whitespace() || matches!(c, '[' | '(' | '{' | '艾'))
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            !EVERYDAY_WORDS.contains(&local.as_str())
+        }
     }
+}
+
+/// Checks every detector of a kind shares: keys and passwords are not placeholders or masks
+/// (`${DB_PASSWORD}`, `<your-password>`, `******`, `sk-XXXXXXXX`, AWS's documented
+/// `...EXAMPLE` keys), and an address in a git remote or after `ssh`/`scp` is a login, not an
+/// e-mail.
+fn plausible(kind: SensitiveKind, text: &str, start: usize, value: &str) -> bool {
+    match kind {
+        SensitiveKind::ApiKey | SensitiveKind::Password => !is_placeholder(value),
+        SensitiveKind::Email => {
+            let before = text[..start].trim_end();
+            let command = before
+                .rsplit(|c: char| c.is_whitespace())
+                .next()
+                .unwrap_or_default();
+            !(value.starts_with("git@")
+                || matches!(command, "ssh" | "scp" | "sftp" | "rsync" | "mosh")
+                || next_char(text, start + value.len()) == Some(':'))
+        }
+        _ => true,
+    }
+}
+
+fn is_placeholder(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let longest_run = value
+        .chars()
+        .fold((None, 0, 0), |(prev, run, best), c| {
+            let run = if Some(c) == prev { run + 1 } else { 1 };
+            (Some(c), run, best.max(run))
+        })
+        .2;
+    value.starts_with(['$', '<', '{', '%', '['])
+        || value
+            .chars()
+            .all(|c| matches!(c, '*' | '•' | '·' | '#' | '.' | 'x' | 'X'))
+        || (longest_run >= 8 && lower.contains("xxxxxxxx"))
+        || value.contains("EXAMPLE")
+        || [
+            "your_",
+            "your-",
+            "yourpass",
+            "placeholder",
+            "redacted",
+            "changeme",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Words that name a payment card just before its number.
+static CARD_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i:card|visa|mastercard|amex|diners|discover|jcb|unionpay|\bpan\b)|卡|银联")
+});
+
+/// Words that name an order, a shipment or a document number just before a number.
+static ORDER_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i:order|shipment|parcel|waybill|tracking|invoice|ticket|case|ref)|订单|运单|单号|快递|发票|工单",
+    )
+});
+
+/// Words that start prose, not an e-mail's local part ("reach me at ...").
+const EVERYDAY_WORDS: &[&str] = &[
+    "me", "us", "him", "her", "them", "you", "it", "home", "work", "least", "most", "all", "once",
+    "first", "last", "the", "a", "an", "look", "arrive", "arrived", "meet", "lunch", "noon",
+];
+
+/// Hong Kong identity card check digit: letters A-Z are 10-35 (a single letter is preceded by
+/// a space worth 36), weights 9..2 over the first 8 characters, check = (11 - sum mod 11) mod 11,
+/// 10 written `A`.
+fn hkid_ok(id: &str) -> bool {
+    let Some((body, check)) = id.strip_suffix(')').and_then(|s| s.split_once('(')) else {
+        return false;
+    };
+    let mut chars: Vec<u32> = Vec::with_capacity(8);
+    let letters = body.chars().take_while(char::is_ascii_uppercase).count();
+    if letters == 1 {
+        chars.push(36);
+    }
+    for c in body.chars() {
+        match c {
+            'A'..='Z' => chars.push(c as u32 - 'A' as u32 + 10),
+            '0'..='9' => chars.push(c as u32 - '0' as u32),
+            _ => return false,
+        }
+    }
+    if chars.len() != 8 {
+        return false;
+    }
+    let sum: u32 = chars.iter().zip((2..=9).rev()).map(|(v, w)| v * w).sum();
+    let expected = (11 - sum % 11) % 11;
+    match check {
+        "A" => expected == 10,
+        d => d.parse::<u32>().is_ok_and(|d| d == expected),
+    }
+}
+
+/// Taiwan national ID check digit: the letter maps to a two-digit code (A=10, ..., with the
+/// official order), weights 1,9,8,...,1 over the 11 digits, sum divisible by 10.
+fn twid_ok(id: &str) -> bool {
+    const LETTERS: &str = "ABCDEFGHJKLMNPQRSTUVXYWZIO";
+    let mut chars = id.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let Some(code) = LETTERS.find(first).map(|i| i as u32 + 10) else {
+        return false;
+    };
+    let digits: Vec<u32> = chars.filter_map(|c| c.to_digit(10)).collect();
+    if digits.len() != 9 {
+        return false;
+    }
+    let mut sum = code / 10 + (code % 10) * 9;
+    for (d, w) in digits.iter().zip([8, 7, 6, 5, 4, 3, 2, 1, 1]) {
+        sum += d * w;
+    }
+    sum % 10 == 0
 }
 
 /// A date or a time at the start of a value ("2024-11-30", "2024 11 30", "10:00").
@@ -399,7 +712,9 @@ pub fn find_sensitive(text: &str) -> Vec<SensitiveSpan> {
         for caps in det.re.captures_iter(t) {
             let Some(whole) = caps.get(0) else { continue };
             let m = caps.name("v").unwrap_or(whole);
-            if !passes(det.check, t, m.start(), m.end(), m.as_str()) {
+            if !passes(det.check, t, m.start(), m.end(), m.as_str())
+                || !plausible(det.kind, t, m.start(), m.as_str())
+            {
                 continue;
             }
             let (start, end) = norm.original_range(m.start(), m.end());
@@ -469,7 +784,9 @@ mod tests {
             "my key is sk-proj-abcdefghij0123456789XYZ ok",
             &[(ApiKey, "sk-proj-abcdefghij0123456789XYZ")],
         );
-        check("AKIAIOSFODNN7EXAMPLE", &[(ApiKey, "AKIAIOSFODNN7EXAMPLE")]);
+        check("AKIAJ2XQ7RMD4KWB5NPA", &[(ApiKey, "AKIAJ2XQ7RMD4KWB5NPA")]);
+        // AWS's documented example key is a sample, not a secret.
+        check("AKIAIOSFODNN7EXAMPLE", &[]);
         check(
             "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
             &[(ApiKey, "ghp_abcdefghijklmnopqrstuvwxyz0123456789")],
@@ -613,7 +930,7 @@ mod tests {
             ["api_key"]
         );
         assert_eq!(
-            kinds("aws secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for the build user"),
+            kinds("aws secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq4TRe8Kd0 for the build user"),
             ["api_key"]
         );
         // Not sensitive: a hotel, a version, an order number, an ordinary secret word.
@@ -634,6 +951,159 @@ mod tests {
         assert_eq!(kinds("My phone number is 07700 900123"), ["phone"]);
         assert_eq!(kinds("Tel. 0207 946 0958"), ["phone"]);
         assert_eq!(kinds("telephone 020 7946 0958"), ["phone"]);
+    }
+
+    /// Detectors added in session 24 from the development set `datasets/secrets-dev` (these
+    /// strings are written here, not copied from it).
+    #[test]
+    fn vendor_keys_command_lines_and_config_passwords() {
+        check(
+            "token in ~/.cache: hf_QmT4rZp8LkW2nVx9cYb3dFg7hJs1aKeUoPi",
+            &[(ApiKey, "hf_QmT4rZp8LkW2nVx9cYb3dFg7hJs1aKeUoPi")],
+        );
+        check(
+            "SENDGRID_KEY=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",
+            &[(
+                ApiKey,
+                "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",
+            )],
+        );
+        check(
+            "阿里云 AccessKey LTAI5tRz8QmW3xKp9VnB2cDe / Hq7Lm2Nz9Rt4Vw6Yb8Ck1Df3Gj5",
+            &[
+                (ApiKey, "LTAI5tRz8QmW3xKp9VnB2cDe"),
+                (ApiKey, "Hq7Lm2Nz9Rt4Vw6Yb8Ck1Df3Gj5"),
+            ],
+        );
+        check(
+            "cs = DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3A=;",
+            &[(
+                ApiKey,
+                "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3A=",
+            )],
+        );
+        check(
+            "通知机器人 https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=3f2a9c1e-77b4-4d0a-9e21-5c6b8a7d4e10 已配置",
+            &[(
+                ApiKey,
+                "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=3f2a9c1e-77b4-4d0a-9e21-5c6b8a7d4e10",
+            )],
+        );
+        check(
+            "GET /send?appkey=0f3c9a7e5b1d2c4e6a8b0d1f3e5a7c9b&tpl=7",
+            &[(ApiKey, "0f3c9a7e5b1d2c4e6a8b0d1f3e5a7c9b")],
+        );
+        // Passwords in command lines, URLs, env files and JSON.
+        check(
+            "mysql -h 10.0.0.5 -uroot -pQz7xWm2Lk9 -e 'SELECT 1'",
+            &[(Password, "Qz7xWm2Lk9")],
+        );
+        check(
+            "sshpass -p 'T4r!pL0w' ssh ops@10.2.3.4",
+            &[(Password, "T4r!pL0w")],
+        );
+        check(
+            "redis-cli -h cache.internal -a Rk8vN2qZ PING",
+            &[(Password, "Rk8vN2qZ")],
+        );
+        check(
+            "postgres://etl:Pw9xK2mQ7z@10.1.2.3:5432/app",
+            &[(Password, "Pw9xK2mQ7z")],
+        );
+        check("SMTP_PASS=Gh5^kL2!qZ", &[(Password, "Gh5^kL2!qZ")]);
+        check(
+            r#"{"user": "ops", "admin_password": "Vb7@Lq2#Zx"}"#,
+            &[(Password, "Vb7@Lq2#Zx")],
+        );
+        check(
+            "The guest Wi-Fi password at the lake house is Pinecone42.",
+            &[(Password, "Pinecone42")],
+        );
+        check(
+            "My login for the portal is dana88 / Kettle#19",
+            &[(Password, "Kettle#19")],
+        );
+        check(
+            "初始密码 Spring-2931，首次登录后修改",
+            &[(Password, "Spring-2931")],
+        );
+        check("服务器root密码Hx7#pQ2m，别外传", &[(Password, "Hx7#pQ2m")]);
+        // Placeholders, masks and references are not passwords or keys.
+        for t in [
+            "DB_PASSWORD=${DB_PASSWORD}",
+            "password: <your-password>",
+            "Auth log: user=ann password=****** result=FAIL",
+            "example config: sk-xxxxxxxxxxxxxxxxxxxx is a placeholder",
+            "token ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in the docs",
+            "The password reset link is https://example.com/reset/4f2a",
+            "Passwords must be 12 characters; the password policy is strict.",
+        ] {
+            let got = find_sensitive(t);
+            assert!(got.is_empty(), "{t:?}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn spelled_emails_documents_and_more_phone_and_card_formats() {
+        check(
+            "write to ann.lee [at] example [dot] org",
+            &[(Email, "ann.lee [at] example [dot] org")],
+        );
+        check(
+            "reach me at kate dot lee at yahoo dot com please",
+            &[(Email, "kate dot lee at yahoo dot com")],
+        );
+        check(
+            "商务合作：li_na(at)shop-cn.com",
+            &[(Email, "li_na(at)shop-cn.com")],
+        );
+        check(
+            "邮箱 wang88 艾特 qq 点 com",
+            &[(Email, "wang88 艾特 qq 点 com")],
+        );
+        check("We meet at noon at the office.", &[]);
+        check("Clone git@github.com:acme/infra.git first", &[]);
+        check("then ssh deploy@web-01.acme.io to restart", &[]);
+        // Documents named as such.
+        check(
+            "护照号 E12345678，有效期至2030年",
+            &[(IdNumber, "E12345678")],
+        );
+        check(
+            "US passport number 512345678 expires soon",
+            &[(IdNumber, "512345678")],
+        );
+        check("driver's license D1234567 (CA)", &[(IdNumber, "D1234567")]);
+        check("SSN 512 34 6789 on file", &[(IdNumber, "512 34 6789")]);
+        check(
+            "NI number JG 10 37 42 B for payroll",
+            &[(IdNumber, "JG 10 37 42 B")],
+        );
+        check("HKID A123456(3) uploaded", &[(IdNumber, "A123456(3)")]);
+        check("HKID A123456(4) uploaded", &[]);
+        check("台湾身分证 A123456789", &[(IdNumber, "A123456789")]);
+        check("part no. A123456788", &[]);
+        check(
+            "旧身份证号码是15位：110105491231002",
+            &[(IdNumber, "110105491231002")],
+        );
+        // Phones: spaced and dashed national formats; an order number shaped like a mobile.
+        check("venue: 020 7946 0958", &[(Phone, "020 7946 0958")]);
+        check("Paris desk 01 42 68 53 00", &[(Phone, "01 42 68 53 00")]);
+        check("Sydney (02) 9374 4000", &[(Phone, "(02) 9374 4000")]);
+        check("订单号18812345678已发货", &[]);
+        check("order 15912345678 was split", &[]);
+        check("手机13912345678，订单另发", &[(Phone, "13912345678")]);
+        // Cards of other lengths only where a card is named.
+        check(
+            "银联卡 6212 3456 7890 1234 569 扣款",
+            &[(CreditCard, "6212 3456 7890 1234 569")],
+        );
+        check(
+            "Diners card 3056 930902 5904 on file",
+            &[(CreditCard, "3056 930902 5904")],
+        );
+        check("shipment 6212345678901234569 left", &[]);
     }
 
     #[test]

@@ -113,6 +113,11 @@ pub enum GuardCommand {
     Redaction {
         #[arg(long, default_value = "datasets/secrets")]
         corpus: PathBuf,
+        /// Also write every record with a leaked secret or a span on no labelled secret to this
+        /// JSONL file. For a development set (`datasets/secrets-dev`): studying the held-out
+        /// set's mistakes would spend it.
+        #[arg(long)]
+        mistakes: Option<PathBuf>,
     },
     /// Catch rate / false positives on a corpus split (default: test).
     Eval {
@@ -382,8 +387,11 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             },
             *target_fpr,
         )?,
-        GuardCommand::Redaction { corpus } => {
+        GuardCommand::Redaction { corpus, mistakes } => {
             let r = super::guard_eval::redaction_report(corpus)?;
+            if let Some(path) = mistakes {
+                super::guard_eval::write_redaction_mistakes(corpus, path)?;
+            }
             if cli.json {
                 super::print_json(&r)?;
             } else {

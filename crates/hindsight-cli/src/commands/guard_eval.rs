@@ -35,6 +35,25 @@ fn rate(r: &hindsight_guard::Rate) -> Rate {
 
 /// The redaction evaluation of the secrets set at `dir` (`datasets/secrets`), as the report's
 /// wire struct. Lines that fail to load are named on stderr and left out.
+/// Writes [`hindsight_guard::redaction_mistakes`] of the secrets set `dir` to `path` as JSONL.
+pub fn write_redaction_mistakes(dir: &Path, path: &Path) -> Result<()> {
+    let (records, _) = hindsight_guard::load_secrets(dir)
+        .with_context(|| format!("loading the secrets set {}", dir.display()))?;
+    let mut out = String::new();
+    let mistakes = hindsight_guard::redaction_mistakes(&records);
+    for m in &mistakes {
+        out.push_str(&serde_json::to_string(m)?);
+        out.push('\n');
+    }
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!(
+        "{} records with a mistake written to {}",
+        mistakes.len(),
+        path.display()
+    );
+    Ok(())
+}
+
 pub fn redaction_report(dir: &Path) -> Result<RedactionReport> {
     let (records, issues) = hindsight_guard::load_secrets(dir)
         .with_context(|| format!("loading the secrets set {}", dir.display()))?;
