@@ -161,6 +161,11 @@ struct Recorder {
     lag: Histogram<u64>,
     /// The slowest calls so far, slowest first (at most `SLOWEST_KEPT`).
     slowest: Vec<SlowCall>,
+    /// Closed loop: the end of the measuring window (the level's deadline), and the successful
+    /// calls that completed inside it. A call still in flight at the deadline completes in the
+    /// drain: it counts for latency, not for throughput.
+    window_end: Option<Instant>,
+    in_window: BTreeMap<&'static str, u64>,
 }
 
 fn new_hist() -> Histogram<u64> {
@@ -188,10 +193,13 @@ struct LevelShape {
     /// Clients (closed) or the in-flight cap (open).
     concurrency: u32,
     rate: Option<f64>,
-    /// The span throughput is over: a closed level's wall time (its last calls' drain
-    /// included), an open level's schedule (`due requests / rate`), so an open level that keeps
-    /// up reports its target rate, not more.
+    /// The span throughput is over: a closed level's window (its duration, with only the calls
+    /// completed inside it counted; or its wall time when the request cap ended it first), an
+    /// open level's schedule (`due requests / rate`), so an open level that keeps up reports its
+    /// target rate, not more.
     secs: f64,
+    /// Throughput counts only the calls completed inside the window ([`Recorder::windowed`]).
+    windowed: bool,
     peak_inflight: u32,
     not_sent: u64,
 }
@@ -205,6 +213,16 @@ impl Recorder {
             capped: BTreeMap::new(),
             lag: new_hist(),
             slowest: Vec::new(),
+            window_end: None,
+            in_window: BTreeMap::new(),
+        }
+    }
+
+    /// A recorder whose throughput counts only calls completed by `end`.
+    fn windowed(end: Instant) -> Self {
+        Recorder {
+            window_end: Some(end),
+            ..Recorder::new()
         }
     }
 
@@ -236,6 +254,9 @@ impl Recorder {
         *self.calls.entry(op).or_default() += 1;
         match result {
             Ok(()) => {
+                if self.window_end.is_some_and(|end| Instant::now() <= end) {
+                    *self.in_window.entry(op).or_default() += 1;
+                }
                 let (us, capped) = hist_us(latency);
                 self.ok
                     .entry(op)
@@ -271,6 +292,9 @@ impl Recorder {
         for (op, n) in other.capped {
             *self.capped.entry(op).or_default() += n;
         }
+        for (op, n) in other.in_window {
+            *self.in_window.entry(op).or_default() += n;
+        }
         for (op, errs) in other.errors {
             for (label, n) in errs {
                 *self.errors.entry(op).or_default().entry(label).or_default() += n;
@@ -282,12 +306,24 @@ impl Recorder {
     fn level(&self, shape: LevelShape) -> LoadLevel {
         let secs = shape.secs;
         let empty = new_hist();
+        // Successful calls that count for throughput: all of them, or in a windowed level the
+        // ones completed inside the window.
+        let done = |op: Option<&str>, h: &Histogram<u64>| -> u64 {
+            if !shape.windowed {
+                return h.len();
+            }
+            match op {
+                Some(op) => self.in_window.get(op).copied().unwrap_or(0),
+                None => self.in_window.values().sum(),
+            }
+        };
         let stats = |op: String,
                      calls: u64,
                      h: &Histogram<u64>,
                      errors: BTreeMap<String, u64>,
                      capped: u64| {
             let n_err: u64 = errors.values().sum();
+            let done = done((op != "all").then_some(op.as_str()), h);
             OpStats {
                 op,
                 count: calls,
@@ -298,7 +334,7 @@ impl Recorder {
                     n_err as f64 / calls as f64
                 }),
                 error_kinds: errors,
-                throughput: h.len() as f64 / secs.max(1e-9),
+                throughput: done as f64 / secs.max(1e-9),
                 capped,
                 mean_ms: h.mean() / 1000.0,
                 p50_ms: ms(h.value_at_quantile(0.5)),
@@ -517,7 +553,10 @@ impl Workload {
 
     /// Closed loop: `concurrency` clients, each sending its next request when the last answered,
     /// until the level's duration or request cap is spent (a call in flight then still runs to
-    /// its answer or the request timeout).
+    /// its answer or the request timeout). Throughput is over the duration and counts the calls
+    /// completed inside it; dividing everything by the wall time, drain included, understated a
+    /// saturated level (the last calls run while fewer clients are busy). A level the request
+    /// cap ended first is over its wall time.
     pub async fn closed_loop(
         self: &Arc<Self>,
         phase: Phase,
@@ -537,7 +576,7 @@ impl Workload {
                 let mut rng = ChaCha8Rng::seed_from_u64(
                     w.seed ^ (u64::from(worker) << 32) ^ w.counter.load(Ordering::Relaxed),
                 );
-                let mut rec = Recorder::new();
+                let mut rec = Recorder::windowed(deadline);
                 while Instant::now() < deadline
                     && budget
                         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1))
@@ -560,12 +599,17 @@ impl Workload {
                 Err(e) => tracing::warn!(error = %e, "load worker panicked"),
             }
         }
+        // Ended inside its window (the request cap ran out and every call answered): over the
+        // wall time; otherwise over the window, counting what completed in it.
+        let wall = started.elapsed();
+        let windowed = wall > bounds.duration;
         total.level(LevelShape {
             phase,
             mode: "closed",
             concurrency,
             rate: None,
-            secs: started.elapsed().as_secs_f64(),
+            secs: if windowed { bounds.duration } else { wall }.as_secs_f64(),
+            windowed,
             peak_inflight: inflight.peak(),
             not_sent: 0,
         })
@@ -656,6 +700,7 @@ impl Workload {
             concurrency: max_inflight,
             rate: Some(rate),
             secs: total_due as f64 / rate.max(0.001),
+            windowed: false,
             peak_inflight: inflight.peak(),
             not_sent,
         };
@@ -738,6 +783,7 @@ mod tests {
             concurrency: 4,
             rate: (mode == "open").then_some(10.0),
             secs,
+            windowed: false,
             peak_inflight: 3,
             not_sent: 0,
         }
@@ -783,6 +829,40 @@ mod tests {
         assert_eq!(level.slowest[0].request, "timed out");
         assert_eq!(level.slowest[0].error.as_deref(), Some("transport"));
         assert_eq!(level.slowest.last().and_then(|c| c.error.as_deref()), None);
+    }
+
+    /// A closed level's throughput counts the calls completed inside its window; calls answered
+    /// in the drain after it count for latency only.
+    #[test]
+    fn a_windowed_level_counts_throughput_inside_its_window() {
+        let mut r = Recorder::windowed(Instant::now() + Duration::from_secs(3600));
+        for ms in 1..=10u64 {
+            r.record(SEARCH, Duration::from_millis(ms), format!("q{ms}"), Ok(()));
+        }
+        r.record(STORE, Duration::from_millis(3), "s".into(), Ok(()));
+        // Another worker, whose last calls complete after the window (the drain).
+        let mut late = Recorder::windowed(Instant::now() - Duration::from_secs(1));
+        for ms in 1..=4u64 {
+            late.record(
+                SEARCH,
+                Duration::from_millis(ms),
+                format!("late{ms}"),
+                Ok(()),
+            );
+        }
+        r.merge(late);
+        let level = r.level(LevelShape {
+            windowed: true,
+            ..shape(Phase::Warm, "closed", 2.0)
+        });
+        let s = level.op(SEARCH).expect("search");
+        assert_eq!(s.count, 14, "drained calls are still counted");
+        assert!((s.throughput - 5.0).abs() < 1e-9, "{}", s.throughput);
+        let all = level.op("all").expect("all");
+        assert!((all.throughput - 5.5).abs() < 1e-9, "{}", all.throughput);
+        // Not windowed: every success over the span.
+        let level = r.level(shape(Phase::Warm, "closed", 2.0));
+        assert!((level.op(SEARCH).expect("search").throughput - 7.0).abs() < 1e-9);
     }
 
     /// A latency above the histogram's top is recorded at the top and counted, not hidden.
