@@ -298,6 +298,26 @@ fn ingest_concurrently(
     acks
 }
 
+/// Every memory of `namespace` in the PostgreSQL `schema` after the test's processes ended; the
+/// schema is dropped.
+fn stored_postgres(url: &str, schema: &str, namespace: &str) -> Vec<hindsight_core::Memory> {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let embedder =
+            load_embedder(&EMBEDDER.parse::<EmbedderSpec>().expect("spec")).expect("embedder");
+        let cfg = hindsight_store_postgres::PgConfig::new(url.to_owned()).schema(schema.to_owned());
+        let store = hindsight_store_postgres::PostgresStore::connect(cfg, embedder.space())
+            .await
+            .expect("open");
+        let all = store
+            .scan(&Namespace::new(namespace), None, 1000)
+            .await
+            .expect("scan");
+        store.drop_schema().await.expect("drop schema");
+        all
+    })
+}
+
 #[test]
 fn two_processes_never_leave_contradicting_memories_both_active_postgres() {
     let Some(url) = pg_url() else { return };
@@ -331,44 +351,31 @@ fn two_processes_never_leave_contradicting_memories_both_active_postgres() {
         .iter()
         .filter(|a| a["superseded"].as_array().is_some_and(|s| !s.is_empty()))
         .count();
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    rt.block_on(async {
-        let embedder =
-            load_embedder(&EMBEDDER.parse::<EmbedderSpec>().expect("spec")).expect("embedder");
-        let cfg = hindsight_store_postgres::PgConfig::new(url.clone()).schema(schema);
-        let store = hindsight_store_postgres::PostgresStore::connect(cfg, embedder.space())
-            .await
-            .expect("open");
-        let all = store
-            .scan(&Namespace::new("contra"), None, 1000)
-            .await
-            .expect("scan");
-        assert_eq!(all.len(), 2 * ROUNDS * N, "every write is stored");
-        for i in 0..N {
-            let name = format!("{} ", subject(i));
-            let versions: Vec<_> = all.iter().filter(|m| m.content.contains(&name)).collect();
-            let active = versions
-                .iter()
-                .filter(|m| m.status == Status::Active)
-                .count();
-            assert_eq!(
-                active,
-                1,
-                "{}: one version stays active, the other is superseded: {:?}",
-                subject(i),
-                versions
-                    .iter()
-                    .map(|m| (&m.content, m.status))
-                    .collect::<Vec<_>>()
-            );
-        }
+    let all = stored_postgres(&url, &schema, "contra");
+    assert_eq!(all.len(), 2 * ROUNDS * N, "every write is stored");
+    for i in 0..N {
+        let name = format!("{} ", subject(i));
+        let versions: Vec<_> = all.iter().filter(|m| m.content.contains(&name)).collect();
+        let active = versions
+            .iter()
+            .filter(|m| m.status == Status::Active)
+            .count();
         assert_eq!(
-            superseding,
-            2 * ROUNDS * N - N,
-            "every write but each subject's first superseded one version"
+            active,
+            1,
+            "{}: one version stays active, the other is superseded: {:?}",
+            subject(i),
+            versions
+                .iter()
+                .map(|m| (&m.content, m.status))
+                .collect::<Vec<_>>()
         );
-        store.drop_schema().await.expect("drop schema");
-    });
+    }
+    assert_eq!(
+        superseding,
+        2 * ROUNDS * N - N,
+        "every write but each subject's first superseded one version"
+    );
 }
 
 #[test]
@@ -387,34 +394,21 @@ fn two_processes_never_store_an_exact_duplicate_postgres() {
             dedups += 1;
         }
     }
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    rt.block_on(async {
-        let embedder =
-            load_embedder(&EMBEDDER.parse::<EmbedderSpec>().expect("spec")).expect("embedder");
-        let cfg = hindsight_store_postgres::PgConfig::new(url.clone()).schema(schema);
-        let store = hindsight_store_postgres::PostgresStore::connect(cfg, embedder.space())
-            .await
-            .expect("open");
-        let all = store
-            .scan(&Namespace::new("conc"), None, 1000)
-            .await
-            .expect("scan");
-        let active: Vec<_> = all.iter().filter(|m| m.status == Status::Active).collect();
-        assert_eq!(active.len(), texts.len(), "one active memory per text");
-        let mut seen: Vec<&str> = active.iter().map(|m| m.content.as_str()).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(seen.len(), texts.len(), "no text is stored twice");
-        assert_eq!(
-            dedups,
-            texts.len() as u64,
-            "every second write of a text was deduplicated"
-        );
-        let accesses: u64 = active.iter().map(|m| m.access_count).sum();
-        assert_eq!(
-            accesses, dedups,
-            "each deduplication's access increment is kept"
-        );
-        store.drop_schema().await.expect("drop schema");
-    });
+    let all = stored_postgres(&url, &schema, "conc");
+    let active: Vec<_> = all.iter().filter(|m| m.status == Status::Active).collect();
+    assert_eq!(active.len(), texts.len(), "one active memory per text");
+    let mut seen: Vec<&str> = active.iter().map(|m| m.content.as_str()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), texts.len(), "no text is stored twice");
+    assert_eq!(
+        dedups,
+        texts.len() as u64,
+        "every second write of a text was deduplicated"
+    );
+    let accesses: u64 = active.iter().map(|m| m.access_count).sum();
+    assert_eq!(
+        accesses, dedups,
+        "each deduplication's access increment is kept"
+    );
 }
