@@ -163,9 +163,11 @@ fn excerpt(s: &str, max: usize) -> String {
 }
 
 /// `guard-lesson-{flagged id}`; a flagged id too long for that to be a valid id keeps its first
-/// 150 characters and adds a hash of the whole id, so every lesson id can be named again.
+/// 150 characters and adds a hash of the whole id, under another prefix (`guard-lesson~`) so no
+/// short id's lesson can take its place.
 fn lesson_id(flagged: &MemoryId) -> MemoryId {
     const PREFIX: &str = "guard-lesson-";
+    const HASHED: &str = "guard-lesson~";
     if PREFIX.len() + flagged.as_str().chars().count() <= hindsight_core::MAX_ID_CHARS {
         return MemoryId(format!("{PREFIX}{flagged}"));
     }
@@ -177,7 +179,7 @@ fn lesson_id(flagged: &MemoryId) -> MemoryId {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
     let head: String = flagged.as_str().chars().take(150).collect();
-    MemoryId(format!("{PREFIX}{head}-{hash:016x}"))
+    MemoryId(format!("{HASHED}{head}-{hash:016x}"))
 }
 
 fn is_lesson(m: &Memory) -> bool {
@@ -195,9 +197,15 @@ impl Engine {
         exclude: Option<&MemoryId>,
     ) -> Result<Vec<Memory>> {
         let c = &self.consensus_config;
+        // Lessons are indexed under the claims they flagged, so they would take the nearest
+        // places: kept out of the search itself.
+        let filter = Filter {
+            exclude_tags: vec![LESSON_TAG.to_owned()],
+            ..Filter::default()
+        };
         let hits = self
             .store
-            .vector_search(ns, vector, c.neighbours + 1, &Filter::default())
+            .vector_search(ns, vector, c.neighbours + 1, &filter)
             .await?;
         let ids: Vec<MemoryId> = hits
             .iter()
@@ -497,7 +505,7 @@ mod tests {
         for long in [&longest, &other] {
             let id = lesson_id(&MemoryId::from(long.as_str()));
             hindsight_core::validate_memory_id(id.as_str()).expect("a lesson id is a valid id");
-            assert!(id.as_str().starts_with("guard-lesson-éé"));
+            assert!(id.as_str().starts_with("guard-lesson~éé"));
         }
         assert_ne!(
             lesson_id(&MemoryId::from(longest.as_str())),

@@ -515,11 +515,25 @@ fn stored_kind(new: &NewMemory) -> MemoryKind {
     }
 }
 
-/// What a deduplicated write adds to the memory it merged into: its source when that is more
-/// trusted (so a user restating an agent's memory makes it the user's, which a less trusted write
-/// can no longer supersede), its importance when it gave a higher one, and the tags and entity
-/// keys the memory lacks, up to `max_labels` of each. Entity values the memory already has stay
-/// as they are.
+/// The lesson tag is the consensus check's own mark: a write or an update that sets it would hide
+/// a memory from every retrieval path and from the dedup, conflict and consensus checks.
+fn refuse_lesson_tag(tags: &[String]) -> Result<()> {
+    if tags.iter().any(|t| t == LESSON_TAG) {
+        return Err(Error::invalid(
+            "tags",
+            format!("`{LESSON_TAG}` is reserved for the guard's lesson memories"),
+        ));
+    }
+    Ok(())
+}
+
+/// What a deduplicated write adds to the memory it merged into, when the writer is at least as
+/// trusted as the memory's source (a less trusted writer adds nothing): its importance when it
+/// gave a higher one, the tags and entity keys the memory lacks (up to `max_labels` of each;
+/// entity values the memory has stay), and its source when that is more trusted and the two
+/// texts are the very same words (a user restating an agent's memory makes it the user's, which
+/// a less trusted write can no longer supersede; a near-duplicate with other words does not get
+/// the user's word for the words the user did not write).
 pub(crate) fn merge_duplicate(
     old: &Memory,
     new: &NewMemory,
@@ -527,7 +541,11 @@ pub(crate) fn merge_duplicate(
     max_labels: usize,
 ) -> MemoryPatch {
     let mut patch = MemoryPatch::default();
-    if trust.weight(new.source) > trust.weight(old.source) {
+    if trust.weight(new.source) < trust.weight(old.source) {
+        return patch;
+    }
+    if trust.weight(new.source) > trust.weight(old.source) && same_words(&old.content, &new.content)
+    {
         patch.source = Some(new.source);
     }
     if let Some(i) = new.importance
@@ -690,6 +708,7 @@ impl Engine {
 
     fn validate_new(&self, new: &NewMemory) -> Result<()> {
         new.validate()?;
+        refuse_lesson_tag(&new.tags)?;
         if new.kind == MemoryKind::Working {
             return Err(Error::invalid(
                 "kind",
@@ -778,7 +797,7 @@ impl Engine {
         kind: MemoryKind,
         content: &str,
         vector: &[f32],
-        exclude: Option<&MemoryId>,
+        exclude: &[MemoryId],
     ) -> Result<Placement> {
         let ns = &new.namespace;
         // Guard lessons are the consensus check's records, not memories a write can merge into
@@ -795,7 +814,7 @@ impl Engine {
             .await?;
         let band: Vec<_> = similar
             .iter()
-            .filter(|h| Some(&h.id) != exclude && h.score >= self.write.conflict_threshold)
+            .filter(|h| !exclude.contains(&h.id) && h.score >= self.write.conflict_threshold)
             .collect();
         if band.is_empty() {
             return Ok(Placement::default());
@@ -830,18 +849,24 @@ impl Engine {
         let mut placement = Placement::default();
         for (old, _, decision) in &judged {
             match decision {
-                ConflictDecision::Contradict
-                    if trust.weight(new.source) >= trust.weight(old.source) =>
-                {
-                    if new.created_at.is_some_and(|t| t < old.created_at) {
-                        placement.newer.push(old.id.clone());
-                    } else {
-                        placement.superseded.push(old.id.clone());
-                    }
-                }
                 ConflictDecision::Contradict => {
-                    info!(namespace = %ns, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
-                    placement.related.push(old.id.clone());
+                    // Whichever of the two is dated later speaks last, as when they arrive in
+                    // date order; a less trusted later one cannot retire the other.
+                    let (new_trust, old_trust) =
+                        (trust.weight(new.source), trust.weight(old.source));
+                    if new.created_at.is_some_and(|t| t < old.created_at) {
+                        if old_trust >= new_trust {
+                            placement.newer.push(old.id.clone());
+                        } else {
+                            info!(namespace = %ns, existing = %old.id, source = %new.source, "an earlier, more trusted write contradicts a later memory: kept both");
+                            placement.related.push(old.id.clone());
+                        }
+                    } else if new_trust >= old_trust {
+                        placement.superseded.push(old.id.clone());
+                    } else {
+                        info!(namespace = %ns, existing = %old.id, source = %new.source, "a less trusted write contradicts a memory: kept both");
+                        placement.related.push(old.id.clone());
+                    }
                 }
                 ConflictDecision::Supplement => placement.related.push(old.id.clone()),
             }
@@ -1099,7 +1124,7 @@ impl Engine {
         let mut placement = Placement::default();
         if status == Status::Active {
             let kind = stored_kind(&new);
-            placement = self.place(&new, kind, &content, &vector, None).await?;
+            placement = self.place(&new, kind, &content, &vector, &[]).await?;
             timings.place = lap(&mut clock);
             if let Some(top) = &placement.duplicate_of {
                 // The write is dropped, not what it said about the fact: a more trusted source,
@@ -1562,6 +1587,9 @@ impl Engine {
         if patch.is_empty() {
             return Err(Error::invalid("fields", "nothing to update"));
         }
+        if let Some(tags) = &patch.tags {
+            refuse_lesson_tag(tags)?;
+        }
         if patch.kind == Some(MemoryKind::Working) {
             return Err(Error::invalid(
                 "kind",
@@ -1624,14 +1652,29 @@ impl Engine {
         };
         // New text of an active memory gets a new write's dedup and conflict rules: it must not
         // become a copy of another active memory, and what it now contradicts is retired.
-        let _guard = self.lock_writes(ns).await?;
+        let guard = self.lock_writes(ns).await?;
+        // Decided on the status read before the lock: refused when it changed meanwhile (a
+        // forget or a supersession), so no memory is rewritten or retires others out of force.
+        let locked = self.existing(ns, id).await?;
+        if locked.status != current.status || locked.superseded_by != current.superseded_by {
+            return Err(Error::conflict(format!(
+                "memory {id} changed from {} to {} while it was being updated (nothing was changed)",
+                current.status, locked.status
+            )));
+        }
         let mut superseded = Vec::new();
         if verdict.status == Status::Active && current.status == Status::Active {
             let mut view = as_new_memory(&next);
             view.content = verdict.content.clone();
             view.context = verdict.context.clone();
             let placement = self
-                .place(&view, next.kind, &verdict.content, &vector, Some(id))
+                .place(
+                    &view,
+                    next.kind,
+                    &verdict.content,
+                    &vector,
+                    std::slice::from_ref(id),
+                )
                 .await?;
             if let Some(top) = &placement.duplicate_of {
                 return Err(Error::conflict(format!(
@@ -1641,29 +1684,48 @@ impl Engine {
             superseded = placement.superseded;
             superseded.extend(placement.newer);
         }
-        if verdict.status == Status::Quarantined && current.status != Status::Quarantined {
-            // Only from the status read above: a memory forgotten meanwhile stays forgotten.
-            let mut change = StatusChange::new(id.clone(), current.status, Status::Quarantined);
-            change.reason = verdict.reason.clone();
-            change.superseded_by = current.superseded_by.clone();
-            self.store.set_statuses(ns, &[change]).await?;
-            warn!(namespace = %ns, %id, reason = ?verdict.reason, "update quarantined by the guard");
-        }
-        let updated = self.store.update(ns, id, &patch, Some(&vector)).await?;
+        let quarantine = (verdict.status == Status::Quarantined
+            && current.status != Status::Quarantined)
+            .then(|| {
+                // Only from the status read above: a memory forgotten meanwhile stays forgotten.
+                let mut change = StatusChange::new(id.clone(), current.status, Status::Quarantined);
+                change.reason = verdict.reason.clone();
+                change.superseded_by = current.superseded_by.clone();
+                change
+            });
+        let retire: Vec<StatusChange> = superseded
+            .iter()
+            .map(|old| {
+                StatusChange::retire(old.clone(), id.clone(), "contradicted by an updated memory")
+            })
+            .collect();
+        // The writes run as their own task, holding the lock: a caller that gives up midway (a
+        // timeout, a dropped connection) does not leave the text changed and the memories it
+        // contradicts still active. A backend failing between the update and the retirement
+        // still can; the error is returned.
+        let (store, ns_owned, id_owned, patch) = (
+            Arc::clone(&self.store),
+            ns.clone(),
+            id.clone(),
+            patch.into_owned(),
+        );
+        let updated = tokio::spawn(async move {
+            let _guard = guard;
+            if let Some(change) = quarantine {
+                store.set_statuses(&ns_owned, &[change]).await?;
+                warn!(namespace = %ns_owned, id = %id_owned, "update quarantined by the guard");
+            }
+            let updated = store
+                .update(&ns_owned, &id_owned, &patch, Some(&vector))
+                .await?;
+            if !retire.is_empty() {
+                store.set_statuses(&ns_owned, &retire).await?;
+            }
+            Ok::<_, Error>(updated)
+        })
+        .await
+        .map_err(|e| Error::backend(format!("update task failed: {e}")))??;
         if !superseded.is_empty() {
-            // After the update (a failure between the two leaves the contradicted memories
-            // active and returns the error; the namespace lock keeps other writers out).
-            let retire: Vec<StatusChange> = superseded
-                .iter()
-                .map(|old| {
-                    StatusChange::retire(
-                        old.clone(),
-                        id.clone(),
-                        "contradicted by an updated memory",
-                    )
-                })
-                .collect();
-            self.store.set_statuses(ns, &retire).await?;
             info!(namespace = %ns, %id, ?superseded, "update retired the memories it contradicts");
         }
         info!(namespace = %ns, %id, guard = decision.name(), "updated memory");
@@ -1746,6 +1808,10 @@ impl Engine {
         // `superseded_by` links: A -> B -> C retires C), so two contradicting versions are not
         // both active; it stays superseded and revertible in turn.
         let mut in_force = None;
+        // The memory and its chain of successors: the placement below must not take the
+        // version this revert retires for a duplicate (the judge reads a change cue in the newer
+        // text only, so "moved to Thursdays" supersedes "on Fridays" but not the other way).
+        let mut chain = vec![id.clone()];
         if m.status == Status::Superseded {
             let mut next = m.superseded_by.clone();
             let mut seen = std::collections::HashSet::from([id.clone()]);
@@ -1753,6 +1819,7 @@ impl Engine {
                 if !seen.insert(newer.clone()) {
                     break; // a cycle: links edited by hand
                 }
+                chain.push(newer.clone());
                 let Some(n) = self.store.get(ns, &newer).await? else {
                     break;
                 };
@@ -1772,7 +1839,7 @@ impl Engine {
                 Error::not_found(format!("vector of memory {id} in namespace {ns}"))
             })?;
         let placement = self
-            .place(&as_new_memory(&m), m.kind, &m.content, &vector, Some(id))
+            .place(&as_new_memory(&m), m.kind, &m.content, &vector, &chain)
             .await?;
         if let Some(top) = &placement.duplicate_of {
             return Err(Error::conflict(format!(

@@ -306,7 +306,7 @@ impl Engine {
         // The same dedup, subject and trust rules as a new write (`Engine::place`).
         let view = as_new_memory(&m);
         let placement = self
-            .place(&view, m.kind, &m.content, &vector, Some(id))
+            .place(&view, m.kind, &m.content, &vector, std::slice::from_ref(id))
             .await?;
         if let Some(top) = &placement.duplicate_of {
             self.store

@@ -761,19 +761,70 @@ async fn a_deduplicated_write_carries_its_trust_importance_and_labels_over() {
     assert!(c.superseded.is_empty());
     assert_eq!(stored(&engine, &a.id).await.status, Status::Active);
 
-    // A less trusted restatement takes nothing away.
+    // A less trusted restatement changes nothing, however important it says it is.
+    let before = stored(&engine, &a.id).await;
     let mut external = mem("Refunds need manager approval");
     external.source = Source::External;
-    external.importance = Some(0.1);
-    assert!(
-        engine
-            .store_memory(external, now())
-            .await
-            .unwrap()
-            .deduplicated
-    );
+    external.importance = Some(1.0);
+    external.tags = vec!["urgent".into()];
+    let e = engine.store_memory(external, now()).await.unwrap();
+    assert!(e.deduplicated);
     let m = stored(&engine, &a.id).await;
-    assert_eq!((m.source, m.importance), (Source::User, 0.9));
+    assert_eq!(
+        (m.source, m.importance, &m.tags, &m.entities),
+        (
+            before.source,
+            before.importance,
+            &before.tags,
+            &before.entities
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_near_duplicate_in_other_words_does_not_get_the_users_trust() {
+    let (engine, emb) = setup().await;
+    emb.set("Refunds need manager approval", &e0());
+    emb.set("Refunds need a manager's approval first", &at_cos(0.95));
+    let mut agent = mem("Refunds need manager approval");
+    agent.source = Source::Agent;
+    let a = engine.store_memory(agent, now()).await.unwrap();
+    let mut user = mem("Refunds need a manager's approval first");
+    user.source = Source::User;
+    user.importance = Some(0.8);
+    let u = engine.store_memory(user, now()).await.unwrap();
+    assert!(u.deduplicated);
+    let m = stored(&engine, &a.id).await;
+    assert_eq!(
+        m.source,
+        Source::Agent,
+        "the user did not write these words"
+    );
+    assert_eq!(
+        m.importance, 0.8,
+        "a writer as trusted or more still adds its importance"
+    );
+}
+
+#[tokio::test]
+async fn the_lesson_tag_is_reserved_for_lessons() {
+    let (engine, emb) = setup().await;
+    emb.set("Deletions need no confirmation", &e0());
+    let mut m = mem("Deletions need no confirmation");
+    m.tags = vec!["guard-lesson".into()];
+    let err = engine.store_memory(m, now()).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    let ok = engine
+        .store_memory(mem("Deletions need no confirmation"), now())
+        .await
+        .unwrap();
+    let patch = MemoryPatch {
+        tags: Some(vec!["ops".into(), "guard-lesson".into()]),
+        ..MemoryPatch::default()
+    };
+    let err = engine.update(&ns(), &ok.id, &patch).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert!(stored(&engine, &ok.id).await.tags.is_empty());
 }
 
 #[tokio::test]
@@ -878,6 +929,45 @@ async fn new_text_by_update_gets_the_write_rules() {
     let err = engine.update(&ns(), &a.id, &working).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
     assert_eq!(stored(&engine, &a.id).await.kind, MemoryKind::Semantic);
+}
+
+#[tokio::test]
+async fn an_earlier_dated_user_fact_is_not_retired_by_a_later_agent_memory() {
+    let (engine, emb) = setup().await;
+    emb.set("The API limit is 100 calls per minute", &e0());
+    emb.set("The API limit is 60 calls per minute", &at_cos(0.85));
+    let mut agent = mem("The API limit is 100 calls per minute");
+    agent.source = Source::Agent;
+    agent.created_at = Some(now() - chrono::Duration::days(1));
+    let agent = engine.store_memory(agent, now()).await.unwrap();
+    // The user's fact, dated a week earlier, arrives second: in date order the agent's later
+    // memory could not have retired it either (less trusted), so both stay active.
+    let mut user = mem("The API limit is 60 calls per minute");
+    user.source = Source::User;
+    user.created_at = Some(now() - chrono::Duration::days(7));
+    let user = engine.store_memory(user, now()).await.unwrap();
+    assert_eq!(user.status, Status::Active);
+    assert_eq!(user.related, vec![agent.id.clone()]);
+    assert_eq!(stored(&engine, &agent.id).await.status, Status::Active);
+}
+
+#[tokio::test]
+async fn revert_undoes_a_change_the_judge_reads_one_way_only() {
+    let (engine, emb) = setup().await;
+    emb.set("The user prefers green tea", &e0());
+    emb.set("The user switched to black coffee", &at_cos(0.95));
+    let x = engine
+        .store_memory(mem("The user prefers green tea"), now())
+        .await
+        .unwrap();
+    let y = engine
+        .store_memory(mem("The user switched to black coffee"), now())
+        .await
+        .unwrap();
+    assert_eq!(y.superseded, vec![x.id.clone()]);
+    let restored = engine.revert(&ns(), &x.id).await.unwrap();
+    assert_eq!(restored.status, Status::Active);
+    assert_eq!(stored(&engine, &y.id).await.status, Status::Superseded);
 }
 
 #[tokio::test]
