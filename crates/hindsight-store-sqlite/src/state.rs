@@ -56,7 +56,8 @@ impl RowMeta {
     }
 }
 
-/// True when the filter only says "active memories" (the common case, served by a fast path).
+/// True when the filter only says "active memories" (the common case, served by a fast path),
+/// apart from `exclude_tags`, which the fast paths check against the namespace's tag sets.
 pub(crate) fn is_active_only(f: &Filter) -> bool {
     f.kinds.is_empty() && is_active_only_but_kinds(f)
 }
@@ -64,7 +65,6 @@ pub(crate) fn is_active_only(f: &Filter) -> bool {
 /// [`is_active_only`] apart from `kinds` (which the caller checks itself).
 fn is_active_only_but_kinds(f: &Filter) -> bool {
     f.tags.is_empty()
-        && f.exclude_tags.is_empty()
         && f.entities.is_empty()
         && f.outcomes.is_empty()
         && f.task_types.is_empty()
@@ -293,12 +293,22 @@ impl State {
         let Some(ns) = self.namespaces.get(namespace) else {
             return Vec::new();
         };
+        // Rows carrying an excluded tag (the engine excludes its guard lessons from every
+        // search): usually none, and then the fast paths run as if nothing were excluded.
+        let excluded: Vec<&HashSet<u64>> = filter
+            .exclude_tags
+            .iter()
+            .filter_map(|t| ns.tagged.get(t))
+            .filter(|keys| !keys.is_empty())
+            .collect();
+        let kept = |key: u64| !excluded.iter().any(|keys| keys.contains(&key));
         if is_active_only(filter) {
-            if ns.inactive.is_empty() {
+            if ns.inactive.is_empty() && excluded.is_empty() {
                 ns.vectors.search_all(query, k)
             } else {
-                ns.vectors
-                    .search(query, k, &|key| !self.inactive_bits.contains(key))
+                ns.vectors.search(query, k, &|key| {
+                    !self.inactive_bits.contains(key) && kept(key)
+                })
             }
         } else if is_active_only_but_kinds(filter) {
             // Only kinds (and the default status): two bitset loads per candidate.
@@ -308,7 +318,9 @@ impl State {
                 .filter_map(|kind| self.kind_bits.get(kind))
                 .collect();
             ns.vectors.search(query, k, &|key| {
-                !self.inactive_bits.contains(key) && kinds.iter().any(|set| set.contains(key))
+                !self.inactive_bits.contains(key)
+                    && kinds.iter().any(|set| set.contains(key))
+                    && kept(key)
             })
         } else {
             let admits = |key: u64| self.rows.get(&key).is_some_and(|m| m.matches(filter));
