@@ -54,6 +54,9 @@ pub struct PgConfig {
     pub max_connections: u32,
     /// Force an ANN index kind instead of choosing from the pgvector version (tests).
     pub ann: Option<AnnIndex>,
+    /// How long [`Store::lock_namespace`] waits for another process's lease before it fails
+    /// (PostgreSQL's `lock_timeout`), so a stalled holder cannot block writers for ever.
+    pub lease_timeout: Duration,
 }
 
 impl PgConfig {
@@ -67,6 +70,7 @@ impl PgConfig {
             exact_duplicates: ExactDuplicates::Reject,
             max_connections: 8,
             ann: None,
+            lease_timeout: Duration::from_secs(30),
         }
     }
 
@@ -106,6 +110,7 @@ pub struct PostgresStore {
     space: EmbeddingSpace,
     schema: String,
     exact_duplicates: ExactDuplicates,
+    lease_timeout: Duration,
     pgvector_version: String,
     ann: AnnIndex,
 }
@@ -233,6 +238,7 @@ impl PostgresStore {
             space,
             schema: config.schema,
             exact_duplicates: config.exact_duplicates,
+            lease_timeout: config.lease_timeout,
             pgvector_version: prepared.pgvector_version,
             ann: prepared.ann,
         };
@@ -517,11 +523,25 @@ impl Store for PostgresStore {
         // dropping the lease drops the transaction (sqlx rolls it back as the connection returns
         // to the pool), also when the holder panics or its process dies.
         let mut tx = self.locks.begin().await.map_err(db_err)?;
+        // SET LOCAL takes no bind parameters; the value is a number of milliseconds.
+        let wait_ms = self.lease_timeout.as_millis().clamp(1, i32::MAX as u128);
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SET LOCAL lock_timeout = {wait_ms}"
+        )))
+        .execute(&mut *tx)
+        .await
+        .map_err(db_err)?;
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
             .bind(namespace_lock_key(&self.schema, ns))
             .execute(&mut *tx)
             .await
-            .map_err(db_err)?;
+            .map_err(|e| match e.as_database_error().and_then(|d| d.code()) {
+                Some(code) if code == "55P03" => Error::backend(format!(
+                    "namespace {ns} stayed locked by another process for {} ms (lock_timeout); nothing was written",
+                    wait_ms
+                )),
+                _ => db_err(e),
+            })?;
         Ok(NamespaceLease::held_by(tx))
     }
 
@@ -798,7 +818,8 @@ impl Store for PostgresStore {
                 .await
                 .map_err(db_err)?;
         }
-        // ORDER BY the distance alone so the ANN index can serve it; ties are broken by id below.
+        // ORDER BY the distance alone so the ANN index can serve it; ties are broken by id below,
+        // descending like the fusion's and the metrics' (trec_eval's) order.
         let mut qb = QueryBuilder::<Postgres>::new("SELECT id, embedding <=> ");
         qb.push_bind(Vector::from(query.to_vec()));
         qb.push(" AS dist FROM memories WHERE namespace = ");
@@ -814,7 +835,7 @@ impl Store for PostgresStore {
             let dist: f64 = r.try_get("dist").map_err(db_err)?;
             hits.push((dist, id));
         }
-        hits.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        hits.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
         Ok(hits
             .into_iter()
             .map(|(dist, id)| PathHit {
@@ -845,7 +866,9 @@ impl Store for PostgresStore {
         qb.push(" AS tsquery) AS q WHERE tsv @@ q AND namespace = ");
         qb.push_bind(ns.as_str().to_owned());
         push_filter(&mut qb, filter)?;
-        qb.push(" ORDER BY score DESC, id LIMIT ");
+        // Ties by id descending, as the fusion ranks them, so the depth cut keeps the ones it
+        // would rank first.
+        qb.push(" ORDER BY score DESC, id DESC LIMIT ");
         qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
         let rows = qb.build().fetch_all(&self.pool).await.map_err(db_err)?;
         rows.iter()

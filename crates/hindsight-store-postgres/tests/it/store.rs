@@ -338,4 +338,18 @@ async fn a_namespace_lease_excludes_other_handles_until_dropped() {
     for _ in 0..10 {
         drop(a.lock_namespace(&one).await.expect("lease again"));
     }
+
+    // A holder that never lets go makes the others fail after the lease timeout, not hang.
+    let mut impatient = cfg.clone();
+    impatient.lease_timeout = Duration::from_millis(300);
+    let c = PostgresStore::connect(impatient, s.clone())
+        .await
+        .expect("open c");
+    let held = a.lock_namespace(&one).await.expect("lease a again");
+    let started = std::time::Instant::now();
+    let err = c.lock_namespace(&one).await.expect_err("the lease is held");
+    assert!(err.message.contains("stayed locked"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop(held);
+    drop(c.lock_namespace(&one).await.expect("granted once released"));
 }
