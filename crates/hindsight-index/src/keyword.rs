@@ -185,6 +185,10 @@ pub struct KeywordIndex {
     fields: Fields,
     /// Watermark of the last commit (what [`KeywordIndex::watermark`] reports).
     watermark: Mutex<Option<u64>>,
+    /// The stamp recorded with the last watermarked commit ([`KeywordIndex::stamp`]), and the
+    /// one the next will record ([`KeywordIndex::set_stamp`]).
+    stamp: Mutex<Option<String>>,
+    next_stamp: Mutex<String>,
 }
 
 impl std::fmt::Debug for KeywordIndex {
@@ -255,10 +259,13 @@ impl KeywordIndex {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
-        let watermark = index
-            .load_metas()?
-            .payload
-            .and_then(|p| p.trim().parse::<u64>().ok());
+        // The payload is `<watermark>` or `<watermark> <stamp>`.
+        let payload = index.load_metas()?.payload.unwrap_or_default();
+        let (mark, stamp) = match payload.trim().split_once(' ') {
+            Some((mark, stamp)) => (mark, Some(stamp.to_owned())),
+            None => (payload.trim(), None),
+        };
+        let watermark = mark.parse::<u64>().ok();
         Ok(KeywordIndex {
             index,
             reader,
@@ -267,6 +274,8 @@ impl KeywordIndex {
             broken: std::sync::atomic::AtomicBool::new(false),
             fields,
             watermark: Mutex::new(watermark),
+            stamp: Mutex::new(stamp),
+            next_stamp: Mutex::new(String::new()),
         })
     }
 
@@ -347,6 +356,11 @@ impl KeywordIndex {
             return Err(KeywordError::Broken);
         }
         let mut writer = self.writer()?;
+        let next_stamp = self
+            .next_stamp
+            .lock()
+            .map_err(|_| KeywordError::Poisoned)?
+            .clone();
         // Everything queued before this point is in this commit (the store's watermark relies
         // on it: a generation staged before the commit started is covered).
         let (batch, upto, fail) = {
@@ -369,7 +383,10 @@ impl KeywordIndex {
                 )));
             }
             if let Some(w) = wm {
-                prepared.set_payload(&w.to_string());
+                prepared.set_payload(&match next_stamp.as_str() {
+                    "" => w.to_string(),
+                    stamp => format!("{w} {stamp}"),
+                });
             }
             prepared.commit()?;
             Ok(())
@@ -400,6 +417,10 @@ impl KeywordIndex {
         }
         drop(writer);
         *self.watermark.lock().map_err(|_| KeywordError::Poisoned)? = wm;
+        if wm.is_some() {
+            *self.stamp.lock().map_err(|_| KeywordError::Poisoned)? =
+                (!next_stamp.is_empty()).then_some(next_stamp);
+        }
         self.reader.reload()?;
         Ok(())
     }
@@ -407,6 +428,22 @@ impl KeywordIndex {
     /// Watermark stored with the last commit; `None` for a fresh index.
     pub fn watermark(&self) -> Option<u64> {
         self.watermark.lock().ok().and_then(|w| *w)
+    }
+
+    /// What the owner recorded with the last watermarked commit to say which source and which
+    /// tokenizer the index was built from ([`KeywordIndex::set_stamp`]); `None` for a fresh
+    /// index or one committed without a stamp.
+    pub fn stamp(&self) -> Option<String> {
+        self.stamp.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Sets the stamp that watermarked commits record from now on. A store stamps its index
+    /// with its database's identity and [`crate::TOKENIZER_VERSION`], so an index built from
+    /// another database, or with other tokens, is rebuilt even when its watermark matches.
+    pub fn set_stamp(&self, stamp: &str) {
+        if let Ok(mut s) = self.next_stamp.lock() {
+            *s = stamp.to_owned();
+        }
     }
 
     /// Committed documents.
@@ -842,15 +879,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let idx = KeywordIndex::open_or_create(dir.path()).unwrap();
-            assert_eq!(idx.watermark(), None);
+            assert_eq!((idx.watermark(), idx.stamp()), (None, None));
+            idx.set_stamp("db=one tokenizer=1");
             idx.add(7, "a", "上周完成了数据库迁移").unwrap();
             idx.commit_with_watermark(3).unwrap();
+            assert_eq!(idx.stamp().as_deref(), Some("db=one tokenizer=1"));
             idx.add(8, "a", "second doc").unwrap();
             idx.commit().unwrap();
         }
         let idx = KeywordIndex::open_or_create(dir.path()).unwrap();
         assert_eq!(idx.num_docs(), 2);
         assert_eq!(idx.watermark(), Some(3));
+        assert_eq!(idx.stamp().as_deref(), Some("db=one tokenizer=1"));
         assert_eq!(
             keys(&idx.search("a", "数据库迁移", 10, &all).unwrap()),
             vec![7]

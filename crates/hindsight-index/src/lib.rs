@@ -28,4 +28,6 @@ mod tokenizer;
 pub use ann::{AnnConfig, AnnIndex, PREFILTER_MIN, SearchMode};
 pub use flat::FlatIndex;
 pub use keyword::{KeywordError, KeywordIndex, Result as KeywordResult};
-pub use tokenizer::{MixedTokenStream, MixedTokenizer, Piece, TOKENIZER_NAME, pieces, tokenize};
+pub use tokenizer::{
+    MixedTokenStream, MixedTokenizer, Piece, TOKENIZER_NAME, TOKENIZER_VERSION, pieces, tokenize,
+};

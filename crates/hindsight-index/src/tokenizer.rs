@@ -62,6 +62,11 @@ pub struct Piece {
     pub end: usize,
 }
 
+/// The version of [`tokenize`]'s output. Keyword indexes record it with their watermark, and a
+/// store rebuilds an index built under another version. Bump it whenever the tokens change (a
+/// new rule, another jieba dictionary); the `tokens_match_the_version` test fails until then.
+pub const TOKENIZER_VERSION: &str = "1";
+
 /// Splits `text` into index terms (lowercased; CJK segmented). The same function drives indexing
 /// and query construction, so a query matches exactly the terms a document was indexed under.
 pub fn tokenize(text: &str) -> Vec<String> {
@@ -176,6 +181,27 @@ impl TokenStream for MixedTokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tokens of a fixed bilingual sample, hashed. When this fails, the tokenizer's output
+    /// changed: bump [`TOKENIZER_VERSION`] (stored indexes then rebuild) and record the new
+    /// fingerprint here.
+    #[test]
+    fn tokens_match_the_version() {
+        let sample = "The user's ORD-3381 refund (¥1,299) moved to 2024-11-30; 用户要求把北京仓的\
+                      退款单号改为ORD-3381，下周三前处理完。Deploy web-01 v2.3.1 at 14:30 UTC, \
+                      e-mail ann.lee@example.com, 全角ＡＢＣ１２３ and café naïve façade.";
+        let joined = tokenize(sample).join("\u{1f}");
+        // FNV-1a, 64 bits.
+        let hash = joined.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        assert_eq!(
+            (TOKENIZER_VERSION, format!("{hash:016x}")),
+            ("1", "3d6c664112f072f9".to_owned()),
+            "tokens: {:?}",
+            tokenize(sample)
+        );
+    }
 
     fn check(input: &str, expect: &[&str]) {
         assert_eq!(tokenize(input), expect, "tokens of {input:?}");

@@ -418,8 +418,29 @@ async fn load_state(pool: &SqlitePool, space: &EmbeddingSpace, ann: AnnConfig) -
     Ok(state)
 }
 
-/// Rebuilds the keyword index from SQLite when its watermark or size disagrees with the database.
+/// This database's identity (`meta.db_id`, a random UUID written the first time it is read), so
+/// a keyword index can tell the database it was built from.
+async fn database_id(pool: &SqlitePool) -> Result<String> {
+    sqlx::query("INSERT INTO meta (key, value) VALUES ('db_id', ?) ON CONFLICT (key) DO NOTHING")
+        .bind(uuid::Uuid::new_v4().to_string())
+        .execute(pool)
+        .await
+        .map_err(db_err)?;
+    read_meta(pool, "db_id")
+        .await?
+        .ok_or_else(|| Error::backend("meta db_id missing right after it was written"))
+}
+
+/// Rebuilds the keyword index from SQLite when its watermark or size disagrees with the database,
+/// or its stamp names another database or tokenizer version (a database file copied or restored
+/// under an old index, a new build that tokenizes differently).
 async fn sync_keyword_index(pool: &SqlitePool, keyword: &KeywordIndex) -> Result<()> {
+    let stamp = format!(
+        "db={} tokenizer={}",
+        database_id(pool).await?,
+        hindsight_index::TOKENIZER_VERSION
+    );
+    keyword.set_stamp(&stamp);
     let generation = generation(pool).await?;
     let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM memories")
         .fetch_one(pool)
@@ -428,15 +449,18 @@ async fn sync_keyword_index(pool: &SqlitePool, keyword: &KeywordIndex) -> Result
         .try_get("n")
         .map_err(db_err)?;
     if keyword.watermark() == Some(generation)
+        && keyword.stamp().as_deref() == Some(stamp.as_str())
         && i64::try_from(keyword.num_docs()).ok() == Some(count)
     {
         return Ok(());
     }
     tracing::info!(
         index_generation = ?keyword.watermark(),
+        index_stamp = ?keyword.stamp(),
         db_generation = generation,
+        %stamp,
         rows = count,
-        "keyword index lags the database; rebuilding"
+        "keyword index does not match the database; rebuilding"
     );
     keyword.clear()?;
     let mut rows =

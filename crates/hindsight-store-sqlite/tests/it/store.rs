@@ -9,7 +9,7 @@ use hindsight_core::{
     EmbeddingSpace, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
     Outcome, Source, Status, Store, StructuredQuery, TimeRange, l2_normalize,
 };
-use hindsight_store_sqlite::{SqliteStore, TANTIVY_DIR, stored_space};
+use hindsight_store_sqlite::{DB_FILE, SqliteStore, TANTIVY_DIR, stored_space};
 
 const DIM: usize = 4;
 
@@ -635,7 +635,67 @@ async fn deleting_the_keyword_index_triggers_a_rebuild() {
     a_write_survives_reopen(store, dir.path(), "after the rebuild").await;
 }
 
-/// The directories a damaged keyword index was moved to.
+/// A database file copied under another database's keyword index: same write generation, same
+/// row count, other text. The index's stamp names the database it was built from, so it is
+/// rebuilt; by watermark and size alone it looked current and answered from the other text.
+#[tokio::test]
+async fn a_keyword_index_built_from_another_database_is_rebuilt() {
+    let (a, b) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
+    for (dir, text) in [
+        (&a, "alpha lighthouse keeper"),
+        (&b, "beta submarine captain"),
+    ] {
+        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        store
+            .insert(&mem("a", "x1", text), &vec_of([1.0, 0.0, 0.0, 0.0]))
+            .await
+            .expect("insert");
+        store.flush().await.expect("flush");
+    }
+    // B's database replaces A's; A's keyword index stays.
+    for entry in std::fs::read_dir(a.path()).expect("read a") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with(DB_FILE) {
+            std::fs::remove_file(&path).expect("remove a's database");
+        }
+    }
+    for entry in std::fs::read_dir(b.path()).expect("read b") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with(DB_FILE) {
+            std::fs::copy(&path, a.path().join(name)).expect("copy b's database");
+        }
+    }
+    let store = SqliteStore::open(a.path(), space()).await.expect("reopen");
+    let hits = |q: &'static str| {
+        let store = &store;
+        async move {
+            store
+                .keyword_search(&ns("a"), q, 5, &Filter::default())
+                .await
+                .expect("kw")
+                .into_iter()
+                .map(|h| h.id.0)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(hits("submarine").await, ["x1"], "the database's own text");
+    assert!(
+        hits("lighthouse").await.is_empty(),
+        "not the other database's"
+    );
+}
+
 /// Writes m5 ("retry with exponential backoff"), reopens the store and checks that the keyword
 /// path finds it: the index takes writes and survives a reopen.
 async fn a_write_survives_reopen(
@@ -663,6 +723,7 @@ async fn a_write_survives_reopen(
     store
 }
 
+/// The directories a damaged keyword index was moved to.
 fn moved_aside(dir: &std::path::Path) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(dir)
         .expect("read data dir")
