@@ -326,7 +326,7 @@ impl HindsightMcp {
     /// memory_update
     #[tool(
         name = "memory_update",
-        description = "Change fields of an existing memory by id (content, context, tags, entities, importance, kind). Only the fields you pass change; tags and entities are replaced as a whole. Changing content or context re-indexes the memory. Prefer storing a new memory when the world changed (the old one is superseded and kept for history); use update to correct a mistake."
+        description = "Change fields of an existing memory by id (content, context, tags, entities, importance, kind). Only the fields you pass change; tags and entities are replaced as a whole. Changing content or context re-indexes the memory and applies the write rules: an update that would copy another active memory is refused (conflict), and memories the new text contradicts are superseded. Prefer storing a new memory when the world changed (the old one is superseded and kept for history); use update to correct a mistake."
     )]
     async fn memory_update(
         &self,
