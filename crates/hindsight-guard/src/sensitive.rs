@@ -294,19 +294,24 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // A PIN is digits ("my pin is 4921"); "the LED pin is GPIO17" is wiring.
         d(
             Password,
-            r"(?i:\bpin(?: code| number)?)\s+(?:is|was|set to|changed to)\s*:?\s*(?P<v>\d{4,8})",
+            r"(?i:\bpin\b(?: code| number)?)[^.\n]{0,30}?\s(?:is|was|set to|changed to)\s+(?:now\s+|still\s+)?(?P<v>\d{4,8})",
             DigitBounded,
         ),
         d(
             Password,
-            r#"(?:密码|口令|登录密码|支付密码|(?i:pin)码?)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
+            r"(?i:\bpin\b)码?\s*(?:是|为|：|:|=)\s*(?P<v>\d{4,8})",
+            DigitBounded,
+        ),
+        d(
+            Password,
+            r#"(?:密码|口令|登录密码|支付密码)\s*(?:是|为|：|:|=|设置为|设为|改成了?|改为)\s*[：:]?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.]{3,64})"#,
             None,
         ),
         // No word between ("初始密码 Welcome-6736", "密码abc12345", "改成了 abc520"): an ASCII
         // value with a digit or symbol.
         d(
             Password,
-            r#"(?:密码|口令)\s*(?:改成了?|改为)?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.~+=]{4,64})"#,
+            r#"(?:密码|口令)(?:[^，。,.\n]{0,6}?(?:改成了?|改为))?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.~+=]{4,64})"#,
             ProsePassword,
         ),
         // A value mixing Chinese characters with digits ("密码是：猫咪2023"), not a rule about
@@ -543,9 +548,12 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
                 .rsplit(char::is_whitespace)
                 .next()
                 .unwrap_or_default();
-            passes(Check::ProsePassword, text, start, end, value)
-                && !QUANTITY.is_match(user)
-                && !QUANTITY.is_match(value.trim_end_matches(['.', ',', ';']))
+            let value = value.trim_end_matches(['.', ',', ';']);
+            // "12.5GB / 50GB", "1200 / 3000" are readings, not a login; "admin / 123456" is.
+            let reading = (QUANTITY.is_match(user) && QUANTITY.is_match(value))
+                || WITH_UNIT.is_match(user)
+                || WITH_UNIT.is_match(value);
+            passes(Check::ProsePassword, text, start, end, value) && !reading
         }
         Check::NamedNi => {
             passes(Check::AlnumBounded, text, start, end, value)
@@ -568,7 +576,7 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
         }
         Check::ProsePassword => {
             let lower = value.to_ascii_lowercase();
-            !PASSWORD_RULE_EN.is_match(window_before(text, start, 40))
+            !PASSWORD_RULE_EN.is_match(after_password_word(window_before(text, start, 40)))
                 && !value.starts_with(['/', '~', '('])
                 && !lower.starts_with("http")
                 && !lower.starts_with("www.")
@@ -586,16 +594,23 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
             let lower = value.to_lowercase();
             // A plain " at " reads as prose ("sign up at github.com") unless the address is
             // spelled out with "dot" or 点 as well.
-            let bracketed = ["[at]", "(at)", "{at}", "艾特"]
+            let bracketed = ["[at]", "(at)", "{at}", "艾特", "[dot]", "(dot)"]
                 .iter()
                 .any(|a| lower.contains(a));
-            let spelled = lower.contains(" dot ") || lower.contains('点');
             let local = value
                 .split(|c: char| c.is_whitespace() || matches!(c, '[' | '(' | '{' | '艾'))
                 .next()
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            (bracketed || spelled) && !EVERYDAY_WORDS.contains(&local.as_str())
+            // With a plain " at ", the address must look like one: a local part with a dot,
+            // underscore, plus or digit, or spelled with " dot ", or a webmail domain.
+            let (before_at, after_at) = lower.split_once(" at ").unwrap_or((&lower, ""));
+            let addressy = before_at.contains(" dot ")
+                || before_at
+                    .chars()
+                    .any(|c| matches!(c, '.' | '_' | '+') || c.is_ascii_digit())
+                || WEBMAIL.is_match(after_at);
+            (bracketed || addressy) && !EVERYDAY_WORDS.contains(&local.as_str())
         }
     }
 }
@@ -613,7 +628,12 @@ fn plausible(kind: SensitiveKind, text: &str, start: usize, value: &str) -> bool
                 .rsplit(|c: char| c.is_whitespace())
                 .next()
                 .unwrap_or_default();
+            // `user@host:/path` (scp, rsync) is a login; "ann@x.com: she agreed" is an address.
+            let mut after = text[start + value.len()..].chars();
+            let remote_path =
+                after.next() == Some(':') && after.next().is_some_and(|c| !c.is_whitespace());
             !(value.starts_with("git@")
+                || remote_path
                 || matches!(command, "ssh" | "scp" | "sftp" | "rsync" | "mosh"))
         }
         _ => true,
@@ -651,7 +671,7 @@ static CARD_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 /// 1881...", "订单号：1881...").
 static ORDER_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:(?i:\b(?:order|shipment|parcel|waybill|tracking|invoice|ticket)(?:\s*(?:no\.?|number|id|#))?)|(?:订单|运单|快递|发票|工单)(?:编?号码?)?|单号)\s*[:：#]?\s*$",
+        r"(?:(?i:\b(?:order|shipment|parcel|waybill|tracking|invoice|ticket)(?:\s*(?:no\.?|number|id|#))?)|(?:订单|运单|快递|发票|工单)(?:编?号码?)?|单号)\s*[:：#]?\s*(?:(?i:is|was)\s*|为|是)?$",
     )
 });
 
@@ -674,7 +694,7 @@ fn window_before(text: &str, at: usize, chars: usize) -> &str {
 /// Words that make a number after them a phone number.
 static PHONE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i:phone|\btel\b|call|mobile|\bcell|\bnumber\b|desk|office|landline|\bfax\b|contact|reach|dial|hotline|whatsapp)|电话|手机|座机|号码|联系|致电",
+        r"(?i:phone|\btel\b|\bcall(?:s|ed|ing)?\b|mobile|\bcell|\bnumber is\b|desk|office|landline|\bfax\b|contact|reach|dial|hotline|whatsapp)|电话|手机|座机|号码|联系|致电|拨打",
     )
 });
 
@@ -683,16 +703,44 @@ static NI_WORDS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i:\bNI\b|\bNINO\b|national insurance)|国民保险"));
 
 /// Words naming a Taiwan ID.
-static TW_ID_WORDS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i:taiwan|\bROC\b|national id|\bid\b)|台湾|台灣|身分证|身份证|身分證"));
+static TW_ID_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i:taiwan|\bROC\b|national id|\bid\b)|台湾|台灣|身分证|身份证|身分證|身份證|证号|證號|字号|字號",
+    )
+});
 
-/// A quantity with an optional unit ("50GB", "230ms", "12.5", "3000").
-static QUANTITY: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^[$¥€£]?\d[\d,]*(?:\.\d+)?\s*[A-Za-z%]{0,4}$"));
+/// A number ("3000", "12.5", "$1,200").
+static QUANTITY: LazyLock<Regex> = LazyLock::new(|| re(r"^[$¥€£]?\d[\d,]*(?:\.\d+)?$"));
+
+/// A number with a unit of measure ("50GB", "230ms", "75%", "3k").
+static WITH_UNIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[$¥€£]?\d[\d,]*(?:\.\d+)?\s*(?i:[kmgtp]i?b|b|ms|us|µs|ns|s|sec|min|h|%|k|m|x|fps|rpm|qps|rps|mbps|gbps)$",
+    )
+});
+
+/// The part of `window` after its last password word ("password", "passcode", "密码"), so a
+/// rule word earlier in the sentence ("per policy the password ... is X") does not count.
+fn after_password_word(window: &str) -> &str {
+    PASSWORD_WORD
+        .find_iter(window)
+        .last()
+        .map_or(window, |m| &window[m.end()..])
+}
+
+static PASSWORD_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i:password|passwd|pwd|passcode|passphrase)|密码|口令"));
 
 /// Words of a rule about passwords just before a value ("password length is 16-64").
 static PASSWORD_RULE_EN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i:length|characters|\bchars\b|\blong\b|minimum|at least|policy|expire|rotation|digits)")
+});
+
+/// Webmail domains, which make "name at gmail dot com" an address.
+static WEBMAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:gmail|googlemail|yahoo|hotmail|outlook|live|icloud|me|aol|proton(?:mail)?|fastmail|gmx|qq|163|126|sina|sohu|foxmail|yeah)\b",
+    )
 });
 
 /// Words that start prose, not an e-mail's local part ("reach me at ...").
@@ -1202,6 +1250,19 @@ mod tests {
             "git clone git@github.com:acme/infra.git && cd infra",
             "ssh deploy@10.0.0.12 'sudo systemctl restart app'",
             "会议室电话会议号 123 456 789，密码为6位数字。",
+            "LED pin: GPIO17",
+            "led_pin=GPIO18 in the device tree",
+            "Spin: 1200 rpm",
+            "Pin: numpy==1.26.4",
+            "I looked at stackoverflow dot com for the answer.",
+            "scp -r dist/ deploy@web1.acme.io:/srv/app",
+            "rsync -avz ./ www@host.example.com:/var/www",
+            "订单编号为18812345678，明天发货。",
+            "order ID was 13812345678 before the merge",
+            "Tracking number is 13812345678 for the parcel.",
+            "Winning number: 06 11 23 35 42",
+            "Report number 03-2024-0001 is closed.",
+            "callback hexdump 01 00 00 00 40",
         ] {
             let got: Vec<(SensitiveKind, &str)> = find_sensitive(t)
                 .iter()
@@ -1246,6 +1307,27 @@ mod tests {
                 "kate dot lee at yahoo dot com",
                 "kate dot lee at yahoo dot com",
             ),
+            // The second review's (session 24) regressions of the first round's fixes.
+            ("login: admin / 123456", "123456"),
+            ("root account: root / 888888", "888888"),
+            ("Router login admin / 1234abcd", "1234abcd"),
+            ("我的QQ账号 834756123 / qwe123456", "qwe123456"),
+            ("PIN for the garage is 4921", "4921"),
+            ("The PIN is now 4921", "4921"),
+            ("WiFi密码已改为Abc#2024", "Abc#2024"),
+            ("密码已经改成了 abc520", "abc520"),
+            (
+                "Per policy the password for the bastion is Bst!9921q",
+                "Bst!9921q",
+            ),
+            (
+                "After rotation the vault password is now Kx9#mP2q",
+                "Kx9#mP2q",
+            ),
+            ("ann at example [dot] com", "ann at example [dot] com"),
+            ("kate.lee at gmail.com", "kate.lee at gmail.com"),
+            ("我的身份證 A123456789", "A123456789"),
+            ("拨打 010-3705-3983 找前台", "010-3705-3983"),
         ] {
             let redacted = redact(t, &find_sensitive(t));
             assert!(!redacted.contains(secret), "{t:?} -> {redacted:?}");
