@@ -182,7 +182,7 @@ fn lesson_id(flagged: &MemoryId) -> MemoryId {
     MemoryId(format!("{HASHED}{head}-{hash:016x}"))
 }
 
-fn is_lesson(m: &Memory) -> bool {
+pub(crate) fn is_lesson(m: &Memory) -> bool {
     m.tags.iter().any(|t| t == LESSON_TAG)
 }
 

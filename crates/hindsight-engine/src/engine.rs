@@ -515,6 +515,17 @@ fn stored_kind(new: &NewMemory) -> MemoryKind {
     }
 }
 
+/// A guard lesson cannot be changed, forgotten or reverted like a memory: that would switch off
+/// the guard's memory of an attack (an operator forgets one with `hindsight forget --lesson`).
+fn lesson_refused(id: &MemoryId, what: &str) -> Error {
+    Error::invalid(
+        "id",
+        format!(
+            "memory {id} is a guard lesson and cannot be {what} this way (an operator removes a wrong one with `hindsight forget --lesson`)"
+        ),
+    )
+}
+
 /// The lesson tag is the consensus check's own mark: a write or an update that sets it would hide
 /// a memory from every retrieval path and from the dedup, conflict and consensus checks.
 fn refuse_lesson_tag(tags: &[String]) -> Result<()> {
@@ -533,10 +544,12 @@ fn refuse_lesson_tag(tags: &[String]) -> Result<()> {
 /// entity values the memory has stay), and its source when that is more trusted and the two
 /// texts are the very same words (a user restating an agent's memory makes it the user's, which
 /// a less trusted write can no longer supersede; a near-duplicate with other words does not get
-/// the user's word for the words the user did not write).
+/// the user's word for the words the user did not write). `content` is the write's text as stored
+/// (redacted), which is what the memory holds.
 pub(crate) fn merge_duplicate(
     old: &Memory,
     new: &NewMemory,
+    content: &str,
     trust: &TrustWeights,
     max_labels: usize,
 ) -> MemoryPatch {
@@ -544,8 +557,7 @@ pub(crate) fn merge_duplicate(
     if trust.weight(new.source) < trust.weight(old.source) {
         return patch;
     }
-    if trust.weight(new.source) > trust.weight(old.source) && same_words(&old.content, &new.content)
-    {
+    if trust.weight(new.source) > trust.weight(old.source) && same_words(&old.content, content) {
         patch.source = Some(new.source);
     }
     if let Some(i) = new.importance
@@ -1133,6 +1145,7 @@ impl Engine {
                     let patch = merge_duplicate(
                         &old,
                         &new,
+                        &content,
                         &self.consensus_config.trust,
                         self.write.max_labels,
                     );
@@ -1597,6 +1610,9 @@ impl Engine {
             ));
         }
         let current = self.current(ns, id, "be updated").await?;
+        if crate::consensus::is_lesson(&current) {
+            return Err(lesson_refused(id, "updated"));
+        }
         let redacted_labels;
         let patch = if patch.tags.is_some() || patch.entities.is_some() {
             let mut p = patch.clone();
@@ -1656,9 +1672,13 @@ impl Engine {
         // Decided on the status read before the lock: refused when it changed meanwhile (a
         // forget or a supersession), so no memory is rewritten or retires others out of force.
         let locked = self.existing(ns, id).await?;
-        if locked.status != current.status || locked.superseded_by != current.superseded_by {
+        if locked.status != current.status
+            || locked.superseded_by != current.superseded_by
+            || locked.content != current.content
+            || locked.context != current.context
+        {
             return Err(Error::conflict(format!(
-                "memory {id} changed from {} to {} while it was being updated (nothing was changed)",
+                "memory {id} was changed by another call while this update ran (status {} -> {}); nothing was changed",
                 current.status, locked.status
             )));
         }
@@ -1734,6 +1754,29 @@ impl Engine {
 
     /// Soft delete: status `forgotten` with a reason. Purge hard-deletes later.
     pub async fn forget(&self, ns: &Namespace, id: &MemoryId, reason: &str) -> Result<Memory> {
+        self.forget_as(ns, id, reason, false).await
+    }
+
+    /// An operator removes a guard lesson (one recorded in error): it becomes `forgotten`, and no
+    /// lesson is recorded for the same flagged memory again. [`Engine::forget`], which agents
+    /// reach over MCP, refuses lessons: forgetting one would switch off the guard's memory of an
+    /// attack.
+    pub async fn forget_lesson(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        reason: &str,
+    ) -> Result<Memory> {
+        self.forget_as(ns, id, reason, true).await
+    }
+
+    async fn forget_as(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        reason: &str,
+        lesson: bool,
+    ) -> Result<Memory> {
         if reason.trim().is_empty() {
             return Err(Error::invalid(
                 "reason",
@@ -1757,6 +1800,16 @@ impl Engine {
         // memory is the operator's (`quarantine discard`), and forgetting it would let `revert`
         // bring it back without a release.
         let m = self.current(ns, id, "be forgotten again").await?;
+        match (crate::consensus::is_lesson(&m), lesson) {
+            (true, false) => return Err(lesson_refused(id, "forgotten")),
+            (false, true) => {
+                return Err(Error::invalid(
+                    "id",
+                    format!("memory {id} is not a guard lesson: forget it the ordinary way"),
+                ));
+            }
+            _ => {}
+        }
         if m.status == Status::Quarantined {
             return Err(Error::invalid(
                 "id",
@@ -1784,6 +1837,9 @@ impl Engine {
         // Serialised with writes, whose conflict handling may be superseding the same chain.
         let _guard = self.lock_writes(ns).await?;
         let m = self.existing(ns, id).await?;
+        if crate::consensus::is_lesson(&m) {
+            return Err(lesson_refused(id, "reverted"));
+        }
         if m.status == Status::Active {
             return Err(Error::invalid(
                 "id",

@@ -55,7 +55,8 @@ pub struct PgConfig {
     /// Force an ANN index kind instead of choosing from the pgvector version (tests).
     pub ann: Option<AnnIndex>,
     /// How long [`Store::lock_namespace`] waits for another process's lease before it fails
-    /// (PostgreSQL's `lock_timeout`), so a stalled holder cannot block writers for ever.
+    /// (PostgreSQL's `lock_timeout`), so a stalled holder cannot block writers for ever. Zero
+    /// waits for ever.
     pub lease_timeout: Duration,
 }
 
@@ -523,8 +524,9 @@ impl Store for PostgresStore {
         // dropping the lease drops the transaction (sqlx rolls it back as the connection returns
         // to the pool), also when the holder panics or its process dies.
         let mut tx = self.locks.begin().await.map_err(db_err)?;
-        // SET LOCAL takes no bind parameters; the value is a number of milliseconds.
-        let wait_ms = self.lease_timeout.as_millis().clamp(1, i32::MAX as u128);
+        // SET LOCAL takes no bind parameters; the value is a number of milliseconds (0, as in
+        // PostgreSQL, waits for ever).
+        let wait_ms = self.lease_timeout.as_millis().min(i32::MAX as u128);
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "SET LOCAL lock_timeout = {wait_ms}"
         )))

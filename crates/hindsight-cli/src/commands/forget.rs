@@ -15,6 +15,10 @@ pub struct ForgetArgs {
     pub reason: String,
     #[arg(long, default_value = Namespace::DEFAULT)]
     pub namespace: String,
+    /// The id is a guard lesson recorded in error: remove it (an operator's call; `forget`
+    /// without this flag, and the MCP server, refuse lessons).
+    #[arg(long)]
+    pub lesson: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -32,13 +36,15 @@ pub struct PurgeArgs {
 
 pub async fn forget(cli: &Cli, a: &ForgetArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
-    let m = engine
-        .forget(
-            &Namespace::new(a.namespace.clone()),
-            &MemoryId::new(a.id.clone()),
-            &a.reason,
-        )
-        .await?;
+    let (ns, id) = (
+        Namespace::new(a.namespace.clone()),
+        MemoryId::new(a.id.clone()),
+    );
+    let m = if a.lesson {
+        engine.forget_lesson(&ns, &id, &a.reason).await?
+    } else {
+        engine.forget(&ns, &id, &a.reason).await?
+    };
     if cli.json {
         super::print_json(&m)?
     } else {

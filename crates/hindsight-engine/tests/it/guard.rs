@@ -1202,3 +1202,45 @@ async fn two_agent_memories_that_disagree_are_peers_not_each_other_s_consensus()
         .collect();
     assert_eq!(flagged, [b]);
 }
+
+#[tokio::test]
+async fn lessons_are_not_changed_forgotten_or_reverted_but_by_an_operator() {
+    let (engine, _emb, _) = poisoned_store().await;
+    engine.search(&req("deletions confirmation")).await.unwrap();
+    let lesson = lessons(&engine).await.pop().expect("lesson recorded");
+    let untag = hindsight_core::MemoryPatch {
+        tags: Some(Vec::new()),
+        ..Default::default()
+    };
+    let err = engine.update(&ns(), &lesson.id, &untag).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    let err = engine
+        .forget(&ns(), &lesson.id, "agent cleanup")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert!(err.message.contains("forget --lesson"), "{err}");
+    assert_eq!(
+        engine
+            .store()
+            .get(&ns(), &lesson.id)
+            .await
+            .unwrap()
+            .unwrap(),
+        lesson,
+        "untouched"
+    );
+    // The operator's path, and only for lessons.
+    let err = engine
+        .forget_lesson(&ns(), &"t1".into(), "not a lesson")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    let gone = engine
+        .forget_lesson(&ns(), &lesson.id, "recorded in error")
+        .await
+        .unwrap();
+    assert_eq!(gone.status, Status::Forgotten);
+    let err = engine.revert(&ns(), &lesson.id).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+}
