@@ -655,26 +655,24 @@ async fn a_keyword_index_built_from_another_database_is_rebuilt() {
             .expect("insert");
         store.flush().await.expect("flush");
     }
-    // B's database replaces A's; A's keyword index stays.
-    for entry in std::fs::read_dir(a.path()).expect("read a") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with(DB_FILE) {
-            std::fs::remove_file(&path).expect("remove a's database");
-        }
+    // B's database (with its -wal/-shm files) replaces A's; A's keyword index stays.
+    let db_files = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .expect("read dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(DB_FILE))
+            })
+            .collect()
+    };
+    for path in db_files(a.path()) {
+        std::fs::remove_file(&path).expect("remove a's database");
     }
-    for entry in std::fs::read_dir(b.path()).expect("read b") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with(DB_FILE) {
-            std::fs::copy(&path, a.path().join(name)).expect("copy b's database");
-        }
+    for path in db_files(b.path()) {
+        let name = path.file_name().expect("file name");
+        std::fs::copy(&path, a.path().join(name)).expect("copy b's database");
     }
     let store = SqliteStore::open(a.path(), space()).await.expect("reopen");
     let hits = |q: &'static str| {
