@@ -706,7 +706,7 @@ impl Engine {
         map.entry(ns.clone()).or_default().clone()
     }
 
-    /// Serialises `ns`'s checked writes (store, forget, revert, release, discard): this
+    /// Serialises `ns`'s checked writes (store, forget, revert, release, discard, update): this
     /// process's mutex first, then the backend's cross-process lease
     /// ([`Store::lock_namespace`]). Both are released when the returned guard drops.
     pub(crate) async fn lock_writes(&self, ns: &Namespace) -> Result<NamespaceWriteLock> {
