@@ -1,6 +1,7 @@
 //! The engine's status transitions over a store that can fail or be raced on purpose: revert and
-//! release change every version or none, forget and discard run under the namespace lock, and a
-//! memory forgotten between a write's similarity search and its insert stays forgotten.
+//! release change every version or none, forget and discard run under the namespace lock, a
+//! memory forgotten between a write's similarity search and its insert stays forgotten, and an
+//! update whose memory changed before it took the lock changes nothing.
 
 #![allow(clippy::unwrap_used)]
 
@@ -51,6 +52,9 @@ struct Hooked {
     forget_before_fetch: Mutex<Option<MemoryId>>,
     lock: OnceLock<Arc<tokio::sync::Mutex<()>>>,
     lock_held: Mutex<Vec<bool>>,
+    /// Given this context by "another writer" as the next namespace lease is taken (after the
+    /// caller read the memory, before it re-reads it under the lock).
+    context_on_lease: Mutex<Option<(MemoryId, String)>>,
 }
 
 impl Hooked {
@@ -76,6 +80,17 @@ impl Store for Hooked {
     }
     fn embedding_space(&self) -> &EmbeddingSpace {
         self.inner.embedding_space()
+    }
+    async fn lock_namespace(&self, ns: &Namespace) -> Result<hindsight_core::NamespaceLease> {
+        let change = self.context_on_lease.lock().unwrap().take();
+        if let Some((id, context)) = change {
+            let patch = MemoryPatch {
+                context: Some(context),
+                ..MemoryPatch::default()
+            };
+            self.inner.update(ns, &id, &patch, None).await?;
+        }
+        self.inner.lock_namespace(ns).await
     }
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
         self.inner.insert(memory, vector).await
@@ -248,6 +263,7 @@ async fn setup(quarantine_tea: bool) -> (Engine, Arc<Hooked>) {
         forget_before_fetch: Mutex::default(),
         lock: OnceLock::new(),
         lock_held: Mutex::default(),
+        context_on_lease: Mutex::default(),
     });
     let mut builder = Engine::builder(store.clone(), emb);
     if quarantine_tea {
@@ -379,4 +395,26 @@ async fn a_memory_forgotten_during_a_search_is_not_returned() {
     let hits = engine.search(&req).await.unwrap().hits;
     assert!(hits.is_empty(), "{hits:?}");
     assert_eq!(status(&engine, &id).await, Status::Forgotten);
+}
+
+/// An update reads the memory, embeds its new text, then takes the namespace lock. When another
+/// writer changed the memory's text in between, the update is refused and changes nothing:
+/// its vector was computed from text the memory no longer has.
+#[tokio::test]
+async fn an_update_whose_memory_changed_before_the_lock_changes_nothing() {
+    let (engine, store) = setup(false).await;
+    let id = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    *store.context_on_lease.lock().unwrap() = Some((id.clone(), "from the runbook".into()));
+    let patch = MemoryPatch {
+        content: Some("The user likes coffee with oat milk".into()),
+        ..MemoryPatch::default()
+    };
+    let err = engine.update(&ns(), &id, &patch).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
+    let m = engine.store().get(&ns(), &id).await.unwrap().unwrap();
+    assert_eq!(
+        (m.content.as_str(), m.context.as_str()),
+        (COFFEE, "from the runbook"),
+        "the other writer's change stays; the update's does not land"
+    );
 }
