@@ -133,8 +133,9 @@ enum Check {
     /// A password given in prose ("the Wi-Fi password at home is X"): a digit or symbol, and
     /// not a URL or a path.
     ProsePassword,
-    /// A named document number (passport, licence): 6-18 letters and digits with at least 6
-    /// digits... or at least one digit for the letter-heavy formats.
+    /// A named document number (passport, licence): 6-18 letters and digits, with at least 6
+    /// digits, or at least one digit in a value of 8 or more characters (letter-heavy formats
+    /// such as UK driving licences), and not a compact date.
     DocumentNumber,
     /// A Luhn-valid card number of any length 13-19 that the words just before name as a card
     /// ("银行卡号", "Diners card", "pan=").
