@@ -183,7 +183,22 @@ fn lesson_id(flagged: &MemoryId) -> MemoryId {
 }
 
 pub(crate) fn is_lesson(m: &Memory) -> bool {
-    m.tags.iter().any(|t| t == LESSON_TAG)
+    has_lesson_tag(&m.tags)
+}
+
+pub(crate) fn has_lesson_tag(tags: &[String]) -> bool {
+    tags.iter().any(|t| t == LESSON_TAG)
+}
+
+/// `filter` with guard lessons excluded inside the store's search, unless it asks for their
+/// tag: lessons are the consensus check's own records, indexed under the claims they flagged,
+/// and would otherwise take the places of real memories (search paths, write placement, the
+/// consensus check's neighbours).
+pub(crate) fn without_lessons(mut filter: Filter) -> Filter {
+    if !has_lesson_tag(&filter.tags) {
+        filter.exclude_tags.push(LESSON_TAG.to_owned());
+    }
+    filter
 }
 
 impl Engine {
@@ -197,12 +212,7 @@ impl Engine {
         exclude: Option<&MemoryId>,
     ) -> Result<Vec<Memory>> {
         let c = &self.consensus_config;
-        // Lessons are indexed under the claims they flagged, so they would take the nearest
-        // places: kept out of the search itself.
-        let filter = Filter {
-            exclude_tags: vec![LESSON_TAG.to_owned()],
-            ..Filter::default()
-        };
+        let filter = without_lessons(Filter::default());
         let hits = self
             .store
             .vector_search(ns, vector, c.neighbours + 1, &filter)

@@ -20,7 +20,7 @@ use tracing::{Instrument, debug, info, warn};
 use crate::access::AccessLog;
 use crate::config::{RetrievalConfig, WriteConfig};
 use crate::conflict::{ConflictDecision, ConflictJudge, RuleJudge, distinct_subjects, same_words};
-use crate::consensus::{ConsensusConfig, LESSON_TAG};
+use crate::consensus::{ConsensusConfig, LESSON_TAG, has_lesson_tag, without_lessons};
 use crate::quarantine::Verdict;
 
 /// Result of one write.
@@ -397,17 +397,6 @@ impl EngineBuilder {
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
 /// Runs one retrieval path as its own task (in the caller's span), timing it.
-/// The filter every retrieval path of a search applies: the caller's, and guard lessons kept
-/// out (the consensus check's own records) unless the caller filters for their tag. Excluded
-/// inside the paths, so lessons never take a path's places from real memories.
-fn path_filter(requested: &Filter) -> Filter {
-    let mut filter = requested.clone();
-    if !filter.tags.iter().any(|t| t == LESSON_TAG) {
-        filter.exclude_tags.push(LESSON_TAG.to_owned());
-    }
-    filter
-}
-
 fn spawn_path(
     path: impl Future<Output = Result<PathHits>> + Send + 'static,
 ) -> AbortOnDrop<(Result<PathHits>, Duration)> {
@@ -529,7 +518,7 @@ fn lesson_refused(id: &MemoryId, what: &str) -> Error {
 /// The lesson tag is the consensus check's own mark: a write or an update that sets it would hide
 /// a memory from every retrieval path and from the dedup, conflict and consensus checks.
 fn refuse_lesson_tag(tags: &[String]) -> Result<()> {
-    if tags.iter().any(|t| t == LESSON_TAG) {
+    if has_lesson_tag(tags) {
         return Err(Error::invalid(
             "tags",
             format!("`{LESSON_TAG}` is reserved for the guard's lesson memories"),
@@ -815,11 +804,10 @@ impl Engine {
         // Guard lessons are the consensus check's records, not memories a write can merge into
         // or retire: a write close to one would otherwise be deduplicated into a hidden lesson,
         // or retire it for good (it is recorded only once per flagged memory).
-        let filter = Filter {
+        let filter = without_lessons(Filter {
             kinds: vec![kind],
-            exclude_tags: vec![LESSON_TAG.to_owned()],
             ..Filter::default()
-        };
+        });
         let similar = self
             .store
             .vector_search(ns, vector, self.write.conflict_candidates.max(1), &filter)
@@ -1351,7 +1339,7 @@ impl Engine {
         let setup = Instant::now();
         let now = req.now.unwrap_or_else(Utc::now);
         let ns = &req.namespace;
-        let filter = &path_filter(&req.filter);
+        let filter = &without_lessons(req.filter.clone());
         let understanding = understand(&req.query, now);
         let mut lists: [PathHits; 3] = Default::default();
         // The query embedding (the slowest step when not cached) runs on the blocking pool while
