@@ -159,6 +159,13 @@ impl StatusChange {
             .reason(reason)
             .superseded_by(successor)
     }
+
+    /// [`StatusChange::retire`] of each of `olds` by `successor`.
+    pub fn retire_all(olds: &[MemoryId], successor: &MemoryId, reason: &str) -> Vec<Self> {
+        olds.iter()
+            .map(|old| StatusChange::retire(old.clone(), successor.clone(), reason))
+            .collect()
+    }
 }
 
 /// Exclusive use of one namespace's writes across processes, held until dropped.
@@ -252,10 +259,7 @@ pub trait Store: Send + Sync + fmt::Debug {
         reason: &str,
     ) -> Result<()> {
         let ns = &memory.namespace;
-        let changes: Vec<StatusChange> = superseded
-            .iter()
-            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
-            .collect();
+        let changes = StatusChange::retire_all(superseded, &memory.id, reason);
         check_status_changes(self, ns, &changes).await?;
         self.insert_unpublished(memory, vector).await?;
         if !changes.is_empty() {

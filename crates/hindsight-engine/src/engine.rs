@@ -1701,12 +1701,7 @@ impl Engine {
                 change.superseded_by = current.superseded_by.clone();
                 change
             });
-        let retire: Vec<StatusChange> = superseded
-            .iter()
-            .map(|old| {
-                StatusChange::retire(old.clone(), id.clone(), "contradicted by an updated memory")
-            })
-            .collect();
+        let retire = StatusChange::retire_all(&superseded, id, "contradicted by an updated memory");
         // The writes run as their own task, holding the lock: a caller that gives up midway (a
         // timeout, a dropped connection) does not leave the text changed and the memories it
         // contradicts still active. A backend failing between the update and the retirement
@@ -1906,16 +1901,8 @@ impl Engine {
         // restored memory active beside a version it contradicts, never a status another
         // process changed meanwhile overwritten. The retirements come first (a backend with a
         // unique index over active texts sees room made before the restore).
-        let mut changes: Vec<StatusChange> = retired
-            .iter()
-            .map(|newer| {
-                StatusChange::retire(
-                    newer.clone(),
-                    id.clone(),
-                    &format!("{id} was restored by revert"),
-                )
-            })
-            .collect();
+        let mut changes =
+            StatusChange::retire_all(&retired, id, &format!("{id} was restored by revert"));
         changes.push(StatusChange::new(id.clone(), m.status, Status::Active).reason(reason));
         let restored = self
             .store

@@ -336,16 +336,11 @@ impl Engine {
         // still quarantined, the ones it contradicts still active): never the released memory
         // active beside a version it contradicts, never a concurrent discard or forget
         // overwritten. The retirements come first (room made before the activation).
-        let mut changes: Vec<StatusChange> = superseded
-            .iter()
-            .map(|old| {
-                StatusChange::retire(
-                    old.clone(),
-                    id.clone(),
-                    "contradicted by a memory released from quarantine",
-                )
-            })
-            .collect();
+        let mut changes = StatusChange::retire_all(
+            &superseded,
+            id,
+            "contradicted by a memory released from quarantine",
+        );
         changes.push(
             StatusChange::new(id.clone(), Status::Quarantined, Status::Active).reason(reason),
         );

@@ -566,10 +566,7 @@ impl Store for PostgresStore {
         .await?;
         // Only memories still active are retired. An error returns before the commit: dropping
         // `tx` rolls the insert back too.
-        let retire: Vec<StatusChange> = superseded
-            .iter()
-            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
-            .collect();
+        let retire = StatusChange::retire_all(superseded, &memory.id, reason);
         StatusChange::check_distinct(&retire)?;
         apply_status_changes(&mut tx, ns, &retire).await?;
         tx.commit().await.map_err(db_err)

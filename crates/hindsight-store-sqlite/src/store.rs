@@ -1042,10 +1042,7 @@ impl Store for SqliteStore {
         superseded: &[MemoryId],
         reason: &str,
     ) -> Result<()> {
-        let retire: Vec<StatusChange> = superseded
-            .iter()
-            .map(|old| StatusChange::retire(old.clone(), memory.id.clone(), reason))
-            .collect();
+        let retire = StatusChange::retire_all(superseded, &memory.id, reason);
         self.insert_staged(memory, vector, &retire).await.map(drop)
     }
 
