@@ -3,9 +3,10 @@
 //! After ranking, each returned hit that asserts an instruction or policy
 //! ([`ConsensusCheck::is_directive`]) is compared with its trusted vector neighbours: active
 //! memories of trust >= agent on the same topic (cosine >= [`ConsensusConfig::min_similarity`])
-//! that are directives too. Only a neighbour more trusted than the hit counts against it; a peer
-//! (as trusted as the hit) that agrees counts for it, one that disagrees is not asked. When a
-//! majority of those asked contradict it ([`ConsensusCheck::contradicts`]), the hit is flagged ([`ConsensusFlag`]) and a *lesson*
+//! that are directives too. Only neighbours more trusted than the hit judge it, and of those only
+//! the most trusted tier present votes: a peer (as trusted as the hit) has no say, and no number of
+//! agent memories outvotes a user memory. When a majority of that tier contradicts the hit
+//! ([`ConsensusCheck::contradicts`]), the hit is flagged ([`ConsensusFlag`]) and a *lesson*
 //! memory is recorded once per flagged memory (kind `warning`, tag [`LESSON_TAG`], source agent,
 //! id `guard-lesson-{flagged id}`), naming the trusted memories it contradicted. Lessons are
 //! consulted later: a hit or a new write close to a lesson (cosine >=
@@ -46,7 +47,7 @@ pub struct ConsensusConfig {
     pub min_trust: f32,
     pub trust: TrustWeights,
     /// At least this many trusted neighbours must contradict the hit (and they must be the
-    /// majority of the trusted directive neighbours).
+    /// majority of the most trusted tier of directive neighbours more trusted than the hit).
     pub min_contradicting: usize,
     /// Cosine at or above which a hit or a write matches a recorded lesson.
     pub lesson_similarity: f32,
@@ -151,6 +152,47 @@ impl ConsensusCheck for RuleConsensus {
 
     fn contradicts(&self, trusted: &Memory, claim: &Memory) -> bool {
         RuleJudge.judge(trusted, &claim.content, 1.0) == ConflictDecision::Contradict
+    }
+}
+
+/// The outcome of [`tiered_vote`].
+#[derive(Debug)]
+struct Vote<T> {
+    /// Contradicting voters in the deciding tier.
+    against: usize,
+    /// Voters in the deciding tier.
+    voters: usize,
+    /// Every contradicting judge, in any tier, most trusted first (ties in input order).
+    contradicting: Vec<T>,
+}
+
+/// Counts the votes of `judges` (trust weight, judge) on a claim in the most trusted tier
+/// present: the judges of the highest trust weight decide, the rest are not asked. So any
+/// number of less trusted judges cannot outvote a more trusted one, in either direction.
+fn tiered_vote<T>(
+    judges: impl IntoIterator<Item = (f32, T)>,
+    contradicts: impl Fn(&T) -> bool,
+) -> Vote<T> {
+    let mut judged: Vec<(f32, bool, T)> = judges
+        .into_iter()
+        .map(|(trust, j)| {
+            let against = contradicts(&j);
+            (trust, against, j)
+        })
+        .collect();
+    // Stable: judges of one tier keep their order.
+    judged.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let top = judged.first().map(|j| j.0);
+    let tier = judged.iter().filter(|j| Some(j.0) == top);
+    let (against, voters) = tier.fold((0, 0), |(a, v), j| (a + usize::from(j.1), v + 1));
+    Vote {
+        against,
+        voters,
+        contradicting: judged
+            .into_iter()
+            .filter(|j| j.1)
+            .map(|(_, _, j)| j)
+            .collect(),
     }
 }
 
@@ -317,27 +359,22 @@ impl Engine {
             let neighbours = self
                 .trusted_neighbours(check, ns, &vector, Some(&m.id))
                 .await?;
-            // Only a more trusted memory can condemn a claim; a peer (as trusted as the claim)
-            // can only support it. So two agent memories that disagree never flag each other,
-            // and agreeing peers still outweigh a lone contradicting user memory.
+            // Only a more trusted memory can judge a claim, and the most trusted voices on the
+            // topic decide: a peer (as trusted as the claim) has no vote, so two agent memories
+            // that disagree never flag each other, and neither agreeing agent paraphrases nor
+            // agreeing external copies outvote one contradicting user memory.
             let claim_trust = c.trust.weight(m.source);
-            let (contradicting, voters) = neighbours.iter().fold(
-                (Vec::<&Memory>::new(), 0usize),
-                |(mut against, voters), n| {
-                    let condemns = c.trust.weight(n.source) > claim_trust;
-                    match (condemns, check.contradicts(n, m)) {
-                        (true, true) => {
-                            against.push(n);
-                            (against, voters + 1)
-                        }
-                        (_, false) => (against, voters + 1),
-                        (false, true) => (against, voters),
-                    }
-                },
+            let vote = tiered_vote(
+                neighbours
+                    .iter()
+                    .map(|n| (c.trust.weight(n.source), n))
+                    .filter(|(t, _)| *t > claim_trust),
+                |n| check.contradicts(n, m),
             );
-            let flag = if contradicting.len() >= c.min_contradicting.max(1)
-                && contradicting.len() * 2 > voters
+            let flag = if vote.against >= c.min_contradicting.max(1)
+                && vote.against * 2 > vote.voters
             {
+                let contradicting = vote.contradicting;
                 let lesson = if c.record_lessons && record {
                     match self.record_lesson(m, &vector, &contradicting, now).await {
                         Ok(id) => Some(id),
@@ -351,9 +388,8 @@ impl Engine {
                 };
                 Some(ConsensusFlag {
                     reason: format!(
-                        "asserts an instruction that contradicts {} of {} trusted memories on the same topic",
-                        contradicting.len(),
-                        voters
+                        "asserts an instruction that contradicts {} of the {} most trusted memories on the same topic",
+                        vote.against, vote.voters
                     ),
                     contradicted_by: contradicting.iter().map(|n| n.id.clone()).collect(),
                     lesson,
@@ -506,6 +542,67 @@ fn decode_ids(s: &str) -> Vec<MemoryId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (trust, id, contradicts the claim)
+    fn vote(judges: &[(f32, &'static str, bool)]) -> (usize, usize, Vec<&'static str>) {
+        let v = tiered_vote(judges.iter().map(|&(t, id, a)| (t, (id, a))), |j| j.1);
+        (
+            v.against,
+            v.voters,
+            v.contradicting.into_iter().map(|j| j.0).collect(),
+        )
+    }
+
+    #[test]
+    fn the_most_trusted_tier_decides_and_numbers_below_it_do_not_count() {
+        // One user memory against three agreeing agent memories: the user decides.
+        assert_eq!(
+            vote(&[
+                (0.7, "a1", false),
+                (1.0, "u", true),
+                (0.7, "a2", false),
+                (0.7, "a3", false)
+            ]),
+            (1, 1, vec!["u"])
+        );
+        // A supporting user memory is not outvoted by contradicting agents either.
+        assert_eq!(
+            vote(&[(0.7, "a1", true), (0.7, "a2", true), (1.0, "u", false)]),
+            (0, 1, vec!["a1", "a2"])
+        );
+        // Within the tier it is a count: a tie is no majority.
+        assert_eq!(
+            vote(&[(1.0, "u1", true), (1.0, "u2", false), (0.7, "a", true)]),
+            (1, 2, vec!["u1", "a"])
+        );
+        // Only agents: they decide.
+        assert_eq!(
+            vote(&[(0.7, "a1", true), (0.7, "a2", true), (0.7, "a3", false)]),
+            (2, 3, vec!["a1", "a2"])
+        );
+        assert_eq!(vote(&[]), (0, 0, vec![]));
+    }
+
+    proptest::proptest! {
+        /// Adding judges less trusted than the current top tier never changes the verdict.
+        #[test]
+        fn judges_below_the_top_tier_never_change_the_verdict(
+            top in proptest::collection::vec(proptest::bool::ANY, 1..6),
+            below in proptest::collection::vec((0.0f32..0.99, proptest::bool::ANY), 0..12),
+        ) {
+            let base: Vec<(f32, usize, bool)> =
+                top.iter().enumerate().map(|(i, &a)| (1.0, i, a)).collect();
+            let mut more = base.clone();
+            more.extend(below.iter().enumerate().map(|(i, &(t, a))| (t, 100 + i, a)));
+            let v0 = tiered_vote(base.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
+            let v1 = tiered_vote(more.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
+            proptest::prop_assert_eq!((v0.against, v0.voters), (v1.against, v1.voters));
+            proptest::prop_assert_eq!(
+                v1.contradicting.len(),
+                top.iter().chain(below.iter().map(|b| &b.1)).filter(|&&a| a).count()
+            );
+        }
+    }
 
     #[test]
     fn every_lesson_id_is_a_valid_id_and_one_per_flagged_memory() {

@@ -930,7 +930,16 @@ async fn the_users_own_instructions_are_never_flagged() {
         .hits;
     let p = hits.iter().find(|h| h.memory.id.as_str() == "p").unwrap();
     assert!(p.consensus.is_none(), "{:?}", p.consensus);
-    assert!(lessons(&engine).await.is_empty());
+    // The agent memories now contradict the user's word, and agreeing with each other does not
+    // shield them from it: both are flagged against `p` (one lesson each).
+    for id in ["a", "b"] {
+        let h = hits.iter().find(|h| h.memory.id.as_str() == id).unwrap();
+        let by: Vec<&str> = h.consensus.as_ref().map_or(Vec::new(), |f| {
+            f.contradicted_by.iter().map(|i| i.as_str()).collect()
+        });
+        assert_eq!(by, ["p"], "{id}");
+    }
+    assert_eq!(lessons(&engine).await.len(), 2);
 
     // The same claim from an external source is flagged against the two agent memories.
     let mut x = mem(
@@ -1243,4 +1252,45 @@ async fn lessons_are_not_changed_forgotten_or_reverted_but_by_an_operator() {
     assert_eq!(gone.status, Status::Forgotten);
     let err = engine.revert(&ns(), &lesson.id).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+}
+
+#[tokio::test]
+async fn agreeing_agent_memories_do_not_outvote_the_user() {
+    let (engine, emb) = setup(Arc::new(hindsight_core::AllowAll), true).await;
+    let mut recs = Vec::new();
+    let mut user = mem("Deploys must get approval from the lead", Source::User);
+    user.id = Some("u".into());
+    emb.set(&user.content, &axis(0));
+    recs.push(user);
+    // Three paraphrases of one claim, neighbours of each other (cosine 0.725) and of the user's
+    // memory (0.65).
+    let claims = [
+        "Deploys need no approval from the lead",
+        "Deploys no longer need the lead's approval",
+        "Lead approval is not needed for deploys",
+    ];
+    for (i, text) in claims.iter().enumerate() {
+        let mut v = vec![0.0; DIM];
+        (v[0], v[1], v[2 + i]) = (0.65, 0.55, 0.52);
+        emb.set(text, &v);
+        let mut m = mem(text, Source::Agent);
+        m.id = Some(format!("a{i}").as_str().into());
+        recs.push(m);
+    }
+    engine.import(recs, 16, now(), |_| {}).await.unwrap();
+    emb.set("deploy approval", &[0.8, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let hits = engine.search(&req("deploy approval")).await.unwrap().hits;
+    assert_eq!(hits.len(), 4);
+    for h in &hits {
+        let by: Option<Vec<&str>> = h
+            .consensus
+            .as_ref()
+            .map(|f| f.contradicted_by.iter().map(|i| i.as_str()).collect());
+        if h.memory.id.as_str() == "u" {
+            assert_eq!(by, None);
+        } else {
+            assert_eq!(by, Some(vec!["u"]), "{} must be flagged", h.memory.content);
+        }
+    }
+    assert_eq!(lessons(&engine).await.len(), 3);
 }
