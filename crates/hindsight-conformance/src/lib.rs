@@ -93,6 +93,7 @@ macro_rules! store_conformance_tests {
             unpublished_inserts_are_found_after_publish,
             set_status_transitions_and_visibility,
             insert_superseding_is_all_or_nothing,
+            update_with_statuses_is_all_or_nothing,
             set_statuses_is_all_or_nothing,
             status_change_refused_when_expected_status_no_longer_holds,
             record_access_counts_and_timestamps,

@@ -293,6 +293,33 @@ pub trait Store: Send + Sync + fmt::Debug {
         vector: Option<&[f32]>,
     ) -> Result<Memory>;
 
+    /// [`Store::set_statuses`] of `changes`, then [`Store::update`] of `id`, as one step: an
+    /// update that quarantines its own memory or retires the memories its new text contradicts
+    /// changes the statuses and the text together or not at all. `changes` follow
+    /// [`Store::set_statuses`]'s rules (compare-and-set, `NotFound`, `Conflict`; they may name
+    /// `id` itself), and when one fails the text is not changed either.
+    ///
+    /// The default runs the two calls in turn: all or nothing against a missing id or an
+    /// unexpected status, but not against the backend failing between them (then the statuses
+    /// have changed and the error is returned). Backends with transactions do it in one.
+    async fn update_with_statuses(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+        changes: &[StatusChange],
+    ) -> Result<Memory> {
+        patch.validate()?;
+        if !changes.is_empty() && self.get(ns, id).await?.is_none() {
+            return Err(crate::Error::not_found(format!(
+                "memory {id} in namespace {ns}"
+            )));
+        }
+        self.set_statuses(ns, changes).await?;
+        self.update(ns, id, patch, vector).await
+    }
+
     /// Lifecycle transition with a reason and, for `Superseded`, the successor's id, whatever
     /// status the memory has now. Fails with `NotFound`. The engine's transitions use
     /// [`Store::set_statuses`], which checks the status they expect.

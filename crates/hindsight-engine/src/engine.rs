@@ -1701,11 +1701,16 @@ impl Engine {
                 change.superseded_by = current.superseded_by.clone();
                 change
             });
-        let retire = StatusChange::retire_all(&superseded, id, "contradicted by an updated memory");
-        // The writes run as their own task, holding the lock: a caller that gives up midway (a
-        // timeout, a dropped connection) does not leave the text changed and the memories it
-        // contradicts still active. A backend failing between the update and the retirement
-        // still can; the error is returned.
+        let quarantined = quarantine.is_some();
+        let mut changes: Vec<StatusChange> = quarantine.into_iter().collect();
+        changes.extend(StatusChange::retire_all(
+            &superseded,
+            id,
+            "contradicted by an updated memory",
+        ));
+        // One store call changes the text and the statuses together. It runs as its own task,
+        // holding the lock: a caller that gives up midway (a timeout, a dropped connection) does
+        // not cut it short.
         let (store, ns_owned, id_owned, patch) = (
             Arc::clone(&self.store),
             ns.clone(),
@@ -1714,15 +1719,11 @@ impl Engine {
         );
         let updated = tokio::spawn(async move {
             let _guard = guard;
-            if let Some(change) = quarantine {
-                store.set_statuses(&ns_owned, &[change]).await?;
-                warn!(namespace = %ns_owned, id = %id_owned, "update quarantined by the guard");
-            }
             let updated = store
-                .update(&ns_owned, &id_owned, &patch, Some(&vector))
+                .update_with_statuses(&ns_owned, &id_owned, &patch, Some(&vector), &changes)
                 .await?;
-            if !retire.is_empty() {
-                store.set_statuses(&ns_owned, &retire).await?;
+            if quarantined {
+                warn!(namespace = %ns_owned, id = %id_owned, "update quarantined by the guard");
             }
             Ok::<_, Error>(updated)
         })

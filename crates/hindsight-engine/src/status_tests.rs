@@ -152,6 +152,19 @@ impl Store for Hooked {
     ) -> Result<Memory> {
         self.inner.update(ns, id, patch, vector).await
     }
+    async fn update_with_statuses(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+        changes: &[StatusChange],
+    ) -> Result<Memory> {
+        self.status_write(changes.iter().map(|c| &c.id))?;
+        self.inner
+            .update_with_statuses(ns, id, patch, vector, changes)
+            .await
+    }
     async fn set_status(
         &self,
         ns: &Namespace,
@@ -416,5 +429,39 @@ async fn an_update_whose_memory_changed_before_the_lock_changes_nothing() {
         (m.content.as_str(), m.context.as_str()),
         (COFFEE, "from the runbook"),
         "the other writer's change stays; the update's does not land"
+    );
+}
+
+/// An update whose new text contradicts another memory changes its text and retires the other
+/// in one store call: when the store fails writing the retirement, the text stays as it was
+/// (before, the text changed and the contradicted memory stayed active beside it).
+#[tokio::test]
+async fn an_update_changes_its_text_and_retires_what_it_contradicts_or_neither() {
+    let (engine, store) = setup(false).await;
+    let coffee = engine.store_memory(mem(COFFEE), now()).await.unwrap().id;
+    let note = "The user reads on the train";
+    let other = engine.store_memory(mem(note), now()).await.unwrap().id;
+    let patch = MemoryPatch {
+        content: Some(TEA.into()),
+        ..MemoryPatch::default()
+    };
+
+    store.failing.lock().unwrap().insert(coffee.clone());
+    let err = engine.update(&ns(), &other, &patch).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Backend, "{err}");
+    let m = engine.store().get(&ns(), &other).await.unwrap().unwrap();
+    assert_eq!(
+        (m.content.as_str(), status(&engine, &coffee).await),
+        (note, Status::Active),
+        "a failed update must change neither memory"
+    );
+
+    store.failing.lock().unwrap().clear();
+    let m = engine.update(&ns(), &other, &patch).await.unwrap();
+    assert_eq!(m.content, TEA);
+    let old = engine.store().get(&ns(), &coffee).await.unwrap().unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by),
+        (Status::Superseded, Some(other))
     );
 }

@@ -631,11 +631,26 @@ impl Store for PostgresStore {
         patch: &MemoryPatch,
         vector: Option<&[f32]>,
     ) -> Result<Memory> {
+        self.update_with_statuses(ns, id, patch, vector, &[]).await
+    }
+
+    /// One transaction: the status changes and the new text commit together or not at all (an
+    /// error returns before the commit, and dropping `tx` rolls back).
+    async fn update_with_statuses(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+        changes: &[StatusChange],
+    ) -> Result<Memory> {
         patch.validate()?;
+        StatusChange::check_distinct(changes)?;
         if let Some(v) = vector {
             check_dim(&self.space, v, "vector")?;
         }
         let mut tx = self.pool.begin().await.map_err(db_err)?;
+        apply_status_changes(&mut tx, ns, changes).await?;
         let Some((mut m, hashed)) = Self::fetch_for_update(&mut tx, ns, id).await? else {
             return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
         };

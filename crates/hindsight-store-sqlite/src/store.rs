@@ -1141,7 +1141,20 @@ impl Store for SqliteStore {
         patch: &MemoryPatch,
         vector: Option<&[f32]>,
     ) -> Result<Memory> {
+        self.update_with_statuses(ns, id, patch, vector, &[]).await
+    }
+
+    /// One transaction: the status changes and the new text commit together or not at all.
+    async fn update_with_statuses(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+        changes: &[StatusChange],
+    ) -> Result<Memory> {
         patch.validate()?;
+        StatusChange::check_distinct(changes)?;
         if let Some(v) = vector {
             check_dim(&self.space, v, "vector")?;
         }
@@ -1151,8 +1164,20 @@ impl Store for SqliteStore {
         };
         patch.apply(&mut m);
         let text_changed = patch.changes_text();
-        let pending = self.cache.write(ns.as_str(), [id.as_str()]);
+        let pending = self.cache.write(
+            ns.as_str(),
+            std::iter::once(id.as_str()).chain(changes.iter().map(|c| c.id.as_str())),
+        );
         let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let changed = match apply_status_changes(&mut tx, ns, changes).await {
+            Ok(changed) => changed,
+            Err(e) => {
+                if tx.rollback().await.is_ok() {
+                    pending.drop_rows();
+                }
+                return Err(e);
+            }
+        };
         let sql = format!(
             "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
              source = ?, vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
@@ -1183,7 +1208,13 @@ impl Store for SqliteStore {
         };
         tx.commit().await.map_err(db_err)?;
         pending.drop_rows();
-        self.write_state()?.upsert(key, RowMeta::of(&m), vector);
+        {
+            let mut state = self.write_state()?;
+            for (key, changed) in &changed {
+                state.set_status(*key, changed.status);
+            }
+            state.upsert(key, RowMeta::of(&m), vector);
+        }
         if let Some(generation) = generation {
             self.keyword().delete(key).map_err(index_lag)?;
             self.keyword()

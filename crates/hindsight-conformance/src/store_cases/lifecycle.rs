@@ -150,6 +150,128 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
     .await;
 }
 
+/// `update_with_statuses` changes a memory's text and the statuses it names together: with a
+/// change naming a missing memory (`NotFound`) or expecting a status another holds (`Conflict`)
+/// nothing changes, neither the text nor any status; otherwise the new text is what every path
+/// finds, the retired memories are gone from them, and a change may name the updated memory.
+pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let ns = ns("ns-a");
+    let (target, olds) = (tariff("t", 0), [tariff("old-1", 1), tariff("old-2", 2)]);
+    insert_all(s, &olds).await;
+    insert_all(s, std::slice::from_ref(&target)).await;
+    let old_ids = id_list(&["old-1", "old-2"]);
+    let t = mid("t");
+    let patch = hindsight_core::MemoryPatch {
+        content: Some("The import tariff rule number 9, revised".into()),
+        ..hindsight_core::MemoryPatch::default()
+    };
+    let v = with_cosine(0.95, 3);
+    let retire = StatusChange::retire_all(&old_ids, &t, "contradicted by an updated memory");
+
+    async fn unchanged(s: &dyn Store, ns: &Namespace, what: &str) {
+        let m = ok(s, "get", s.get(ns, &mid("t")).await).expect("updated memory");
+        assert_eq!(
+            m.content,
+            "The import tariff rule number 0",
+            "{}: {what} changed the text",
+            s.backend_name()
+        );
+        assert_visible(s, ns, &Filter::default(), &["t", "old-1", "old-2"], what).await;
+    }
+    let missing = [
+        retire[0].clone(),
+        StatusChange::retire(mid("no-such"), t.clone(), "x"),
+    ];
+    expect_err(
+        s,
+        "update_with_statuses naming a missing memory",
+        ErrorKind::NotFound,
+        s.update_with_statuses(&ns, &t, &patch, Some(&v), &missing)
+            .await,
+    );
+    unchanged(s, &ns, "a failed update_with_statuses (missing)").await;
+    let stale = [
+        retire[0].clone(),
+        StatusChange::new(old_ids[1].clone(), Status::Quarantined, Status::Active),
+    ];
+    expect_err(
+        s,
+        "update_with_statuses expecting another status",
+        ErrorKind::Conflict,
+        s.update_with_statuses(&ns, &t, &patch, Some(&v), &stale)
+            .await,
+    );
+    unchanged(s, &ns, "a failed update_with_statuses (conflict)").await;
+
+    let got = ok(
+        s,
+        "update_with_statuses",
+        s.update_with_statuses(&ns, &t, &patch, Some(&v), &retire)
+            .await,
+    );
+    assert_eq!(
+        (got.content.as_str(), got.status),
+        ("The import tariff rule number 9, revised", Status::Active)
+    );
+    for id in &old_ids {
+        let m = ok(s, "get", s.get(&ns, id).await).expect("old memory");
+        assert_eq!(
+            (m.status, m.superseded_by.as_ref()),
+            (Status::Superseded, Some(&t)),
+            "{}: {id}",
+            s.backend_name()
+        );
+    }
+    assert_visible(
+        s,
+        &ns,
+        &Filter::default(),
+        &["t"],
+        "after update_with_statuses",
+    )
+    .await;
+    let hits = ok(
+        s,
+        "keyword_search",
+        s.keyword_search(&ns, "revised", 10, &Filter::default())
+            .await,
+    );
+    assert_eq!(
+        ids(&hits),
+        id_list(&["t"]),
+        "{}: new text indexed",
+        s.backend_name()
+    );
+
+    // A change may name the updated memory itself (an update the guard quarantines).
+    let hold = [StatusChange::new(t.clone(), Status::Active, Status::Quarantined).reason("held")];
+    let patch = hindsight_core::MemoryPatch {
+        content: Some("The import tariff rule number 9, held".into()),
+        ..hindsight_core::MemoryPatch::default()
+    };
+    let got = ok(
+        s,
+        "update_with_statuses quarantining",
+        s.update_with_statuses(&ns, &t, &patch, Some(&v), &hold)
+            .await,
+    );
+    assert_eq!(
+        (
+            got.content.as_str(),
+            got.status,
+            got.status_reason.as_deref()
+        ),
+        (
+            "The import tariff rule number 9, held",
+            Status::Quarantined,
+            Some("held")
+        )
+    );
+    assert_visible(s, &ns, &Filter::default(), &[], "after quarantining update").await;
+}
+
 /// The (status, reason, successor) of each memory, read back.
 async fn lifecycle_of(
     s: &dyn Store,

@@ -21,6 +21,7 @@ pub use lifecycle::{
     purge_forgotten_deletes_only_forgotten, record_access_counts_and_timestamps,
     record_access_is_atomic_under_concurrency, set_status_transitions_and_visibility,
     set_statuses_is_all_or_nothing, status_change_refused_when_expected_status_no_longer_holds,
+    update_with_statuses_is_all_or_nothing,
 };
 pub use search::{
     filters_agree_with_reference_semantics, keyword_search_words_cjk_identifiers,
