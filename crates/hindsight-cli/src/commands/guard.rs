@@ -147,6 +147,9 @@ fn cached_embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
     Ok(Arc::new(cached))
 }
 
+/// Lines `guard scan` reads, embeds and scans at a time.
+const SCAN_CHUNK: usize = 1024;
+
 fn embed_all(e: &Arc<dyn Embedder>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(64) {
@@ -195,8 +198,39 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             let guard = load_guard(cli, model.as_ref())?;
             let f =
                 std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
-            let mut lines = Vec::new();
-            let mut bad = 0usize;
+            let embedder = if *lexical_only {
+                None
+            } else {
+                Some(cached_embedder(cli)?)
+            };
+            let mut w: Box<dyn Write> = match out {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
+                )),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            // The file is scanned SCAN_CHUNK lines at a time (one batch for the guard's heads
+            // each), and each chunk's verdicts are written before the next is read: memory
+            // stays bounded whatever the file's size.
+            let scan_chunk = |chunk: &mut Vec<ScanLine>, w: &mut dyn Write| -> Result<()> {
+                let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+                let embeddings = embedder
+                    .as_ref()
+                    .map(|e| embed_all(e, &texts))
+                    .transpose()?;
+                let verdicts = guard.scan_many(&texts, source, embeddings.as_deref());
+                for (l, v) in chunk.iter().zip(verdicts) {
+                    let row = serde_json::json!({
+                        "id": l.id, "verdict": v.verdict, "categories": v.categories, "score": v.score,
+                    });
+                    writeln!(w, "{row}")?;
+                }
+                chunk.clear();
+                Ok(())
+            };
+            let mut chunk = Vec::with_capacity(SCAN_CHUNK);
+            let (mut scanned, mut bad) = (0usize, 0usize);
             // Lines are read as bytes: one that is not UTF-8 is reported and skipped like any
             // other malformed line, and the rest are still scanned.
             for (i, line) in BufReader::new(f).split(b'\n').enumerate() {
@@ -218,7 +252,13 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                         bad += 1;
                         eprintln!("{}:{}: skipped: empty text", file.display(), i + 1);
                     }
-                    Ok(l) => lines.push(l),
+                    Ok(l) => {
+                        chunk.push(l);
+                        scanned += 1;
+                        if chunk.len() == SCAN_CHUNK {
+                            scan_chunk(&mut chunk, &mut *w)?;
+                        }
+                    }
                     Err(e) => {
                         bad += 1;
                         eprintln!(
@@ -229,29 +269,9 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     }
                 }
             }
-            let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
-            let embeddings = if !*lexical_only {
-                let e = cached_embedder(cli)?;
-                Some(embed_all(&e, &texts)?)
-            } else {
-                None
-            };
-            let mut w: Box<dyn Write> = match out {
-                Some(p) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(p)
-                        .with_context(|| format!("creating {}", p.display()))?,
-                )),
-                None => Box::new(std::io::stdout().lock()),
-            };
-            let verdicts = guard.scan_many(&texts, source, embeddings.as_deref());
-            for (l, v) in lines.iter().zip(verdicts) {
-                let row = serde_json::json!({
-                    "id": l.id, "verdict": v.verdict, "categories": v.categories, "score": v.score,
-                });
-                writeln!(w, "{row}")?;
-            }
+            scan_chunk(&mut chunk, &mut *w)?;
             w.flush()?;
-            eprintln!("scanned {} lines, {bad} malformed", lines.len());
+            eprintln!("scanned {scanned} lines, {bad} malformed");
             if bad > 0 {
                 return Ok(ExitCode::from(2));
             }
