@@ -35,4 +35,4 @@ pub use profile::Profile;
 pub use server::{
     HindsightMcp, MAX_STEPS, MAX_TOP_K, MAX_WORKING_VALUE_CHARS, ServerOptions, ServerState,
 };
-pub use stdio::serve_stdio;
+pub use stdio::{MAX_LINE_BYTES, read_capped_line, serve_stdio};

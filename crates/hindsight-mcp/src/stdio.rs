@@ -55,12 +55,13 @@ pub async fn serve_stdio(
 const PIPE_BYTES: usize = 1 << 20;
 
 /// Longest line accepted from the client (rmcp's own limit for one message).
-const MAX_LINE_BYTES: usize = 16 << 20;
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// Reads one line (through its `\n`) into `line`, keeping at most `max` bytes: the rest of a
 /// longer line is read and dropped. Returns the bytes read (0 at the end of input) and whether
-/// the line was cut.
-async fn read_capped_line<R: AsyncBufRead + Unpin>(
+/// the line was cut. `hindsight ingest` reads its JSONL with it too, so one huge line costs at
+/// most `max` bytes of memory.
+pub async fn read_capped_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
     max: usize,

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use hindsight_core::{ErrorKind, Namespace, NewMemory, Status};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use hindsight_mcp::MAX_LINE_BYTES;
+use tokio::io::{AsyncBufRead, BufReader};
 
 use crate::Cli;
 
@@ -87,19 +88,30 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         Box::new(BufReader::new(f))
     };
     let engine = super::engine(cli).await?;
-    // Lines are read as bytes: one that is not UTF-8 fails alone, like any malformed line.
-    let mut lines = reader.split(b'\n');
+    // Lines are read as bytes: one that is not UTF-8 fails alone, like any malformed line. A
+    // line over MAX_LINE_BYTES fails alone too, and only its first MAX_LINE_BYTES are held.
+    let mut reader = reader;
+    let mut raw = Vec::new();
     let mut results = Vec::new();
     let (mut stored, mut deduped, mut failed) = (0usize, 0usize, 0usize);
     let (mut quarantined, mut redacted) = (0usize, 0usize);
     let mut line_no = 0usize;
-    while let Some(raw) = lines
-        .next_segment()
-        .await
-        .with_context(|| format!("reading {label}"))?
-    {
+    loop {
+        raw.clear();
+        let (n, cut) = hindsight_mcp::read_capped_line(&mut reader, &mut raw, MAX_LINE_BYTES)
+            .await
+            .with_context(|| format!("reading {label}"))?;
+        if n == 0 {
+            break;
+        }
         line_no += 1;
-        let line = super::jsonl_text(&raw);
+        let line = if cut {
+            Err(format!(
+                "line of {n} bytes is over the limit of {MAX_LINE_BYTES} bytes"
+            ))
+        } else {
+            super::jsonl_text(raw.strip_suffix(b"\n").unwrap_or(&raw))
+        };
         if line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
             continue;
         }

@@ -143,6 +143,31 @@ fn ingest_skips_a_line_that_is_not_utf8_and_reads_a_byte_order_mark() {
     }
 }
 
+/// A line longer than the read limit (16 MiB) fails alone, and the lines after it are still
+/// stored: the reader keeps only the limit's worth of it and skips to the next newline.
+#[test]
+fn ingest_fails_only_a_line_over_the_size_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("huge.jsonl");
+    let mut bytes = b"{\"content\": \"lima books aisle seats\"}\n".to_vec();
+    bytes.extend_from_slice(b"{\"content\": \"");
+    bytes.resize(bytes.len() + (17 << 20), b'x');
+    bytes.extend_from_slice(b"\"}\n{\"content\": \"mike orders oat milk\"}\n");
+    std::fs::write(&file, bytes).expect("write");
+    let data = dir.path().join("data");
+    let out = hindsight(&data, &["ingest", file.to_str().expect("utf8")]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stdout.contains("stored 2 ("), "{stdout}");
+    assert!(stdout.contains("failed 1"), "{stdout}");
+    assert!(
+        stderr.contains("huge.jsonl:2: line of 17825808 bytes is over the limit of 16777216 bytes"),
+        "{stderr}"
+    );
+    let out = hindsight(&data, &["--json", "search", "oat milk", "--top-k", "1"]);
+    assert!(text(&out.stdout).contains("mike"), "{}", text(&out.stdout));
+}
+
 #[test]
 fn search_top_k_must_be_between_1_and_1000() {
     let dir = tempfile::tempdir().expect("tempdir");
