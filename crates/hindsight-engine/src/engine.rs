@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
     MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PathHits, PathKind,
-    Result, Status, StatusChange, Store, TrustWeights, WriteGuard, decay, index_text,
+    Result, Source, Status, StatusChange, Store, TrustWeights, WriteGuard, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -1571,12 +1571,28 @@ impl Engine {
     /// Updates fields of a memory; re-embeds when content or context change. New text passes the
     /// guard like a write, and on an active memory gets a write's dedup and conflict rules: an
     /// update that would make it a copy of another active memory is refused (`Conflict`), and
-    /// the memories the new text contradicts are superseded by it. Kind `working` is refused.
+    /// the memories the new text contradicts are superseded by it. Kind `working` is refused, and
+    /// so is a memory held in quarantine (an operator releases or discards it).
+    /// The caller is trusted like the user; [`Engine::update_as`] names a less trusted writer.
     pub async fn update(
         &self,
         ns: &Namespace,
         id: &MemoryId,
         patch: &MemoryPatch,
+    ) -> Result<Memory> {
+        self.update_as(ns, id, patch, Source::User).await
+    }
+
+    /// [`Engine::update`] by a writer trusted at most as `writer` (an MCP token's `max_source`):
+    /// new text (content or context) from a writer less trusted than the memory's source is
+    /// stored at the writer's trust, and is screened and placed at that trust, so an agent cannot
+    /// write words that rank, and supersede, as the user's.
+    pub async fn update_as(
+        &self,
+        ns: &Namespace,
+        id: &MemoryId,
+        patch: &MemoryPatch,
+        writer: Source,
     ) -> Result<Memory> {
         patch.validate()?;
         self.check_sizes(
@@ -1601,6 +1617,17 @@ impl Engine {
         if crate::consensus::is_lesson(&current) {
             return Err(lesson_refused(id, "updated"));
         }
+        refuse_quarantined(&current, "updated")?;
+        let lowered;
+        let patch = match current.source.at_most(writer) {
+            source if patch.changes_text() && source != current.source => {
+                let mut p = patch.clone();
+                p.source = Some(p.source.map_or(source, |s| s.at_most(source)));
+                lowered = p;
+                &lowered
+            }
+            _ => patch,
+        };
         let redacted_labels;
         let patch = if patch.tags.is_some() || patch.entities.is_some() {
             let mut p = patch.clone();
@@ -1765,6 +1792,16 @@ impl Engine {
             return Err(Error::invalid(
                 "reason",
                 "a reason is required to forget a memory",
+            ));
+        }
+        let n = reason.chars().count();
+        if n > self.write.max_content_chars {
+            return Err(Error::invalid(
+                "reason",
+                format!(
+                    "{n} characters exceeds the limit of {}",
+                    self.write.max_content_chars
+                ),
             ));
         }
         if reason
@@ -1947,9 +1984,26 @@ impl Engine {
 
     /// Usefulness feedback: +1 when the memory helped, -1 otherwise.
     pub async fn feedback(&self, ns: &Namespace, id: &MemoryId, useful: bool) -> Result<Memory> {
-        self.current(ns, id, "take feedback").await?;
+        let m = self.current(ns, id, "take feedback").await?;
+        refuse_quarantined(&m, "given feedback")?;
         self.store
             .add_usefulness(ns, id, if useful { 1.0 } else { -1.0 })
             .await
     }
+}
+
+/// Refuses a change to a memory held in quarantine: it is the operator's to release or discard,
+/// and an agent must neither read it back through the change nor rewrite what the operator will
+/// review.
+fn refuse_quarantined(m: &Memory, what: &str) -> Result<()> {
+    if m.status == Status::Quarantined {
+        return Err(Error::invalid(
+            "id",
+            format!(
+                "memory {} is held in quarantine and cannot be {what}: an operator releases or discards it",
+                m.id
+            ),
+        ));
+    }
+    Ok(())
 }

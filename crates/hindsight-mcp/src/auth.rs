@@ -12,7 +12,9 @@
 //!
 //! `max_source` caps what a client's `memory_store` calls may claim: a token capped at `agent`
 //! that sends `source: "user"` stores the memory as `agent`, so a client cannot make its text
-//! rank as the user's word, nor lower the guard's sensitivity, by saying so.
+//! rank as the user's word, nor lower the guard's sensitivity, by saying so. The same cap holds
+//! for new text a `memory_update` writes into a more trusted memory (it is stored at the cap)
+//! and for the episodes of `reflect_and_store`.
 
 use std::path::Path;
 

@@ -347,7 +347,9 @@ impl HindsightMcp {
             }
         }
         let patch = args.to_patch();
-        let m = mcp(self.state.engine.update(&ns, &id, &patch).await)?;
+        // New text is stored at no more than the caller's trust (see `max_source`).
+        let writer = self.access(&ext).max_source;
+        let m = mcp(self.state.engine.update_as(&ns, &id, &patch, writer).await)?;
         info!(tool = "memory_update", namespace = %ns, %id, "updated memory");
         Ok(Json(MemoryResult { memory: m.into() }))
     }
@@ -551,7 +553,8 @@ impl HindsightMcp {
             tags,
             context: args.context.unwrap_or_else(|| args.goal.clone()),
             entities: ep.entities.clone(),
-            source: Source::Agent,
+            // An episode is the agent's account, capped like any write (`max_source`).
+            source: Source::Agent.at_most(self.access(&ext).max_source),
             task_id: args.task_id,
             task_type: Some(ep.task_type),
             outcome: Some(ep.outcome),

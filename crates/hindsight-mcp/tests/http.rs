@@ -31,6 +31,19 @@ token = "tok-c"
 namespaces = ["c"]
 write = true
 max_source = "agent"
+
+[[token]]
+name = "owner"
+token = "tok-o"
+namespaces = ["c"]
+write = true
+
+[[token]]
+name = "outside"
+token = "tok-x"
+namespaces = ["c"]
+write = true
+max_source = "external"
 "#;
 
 struct Harness {
@@ -608,6 +621,64 @@ async fn a_token_cannot_claim_more_trust_than_its_max_source() {
         )
         .await;
     assert_eq!(r["source"], "user", "{r}");
+}
+
+/// `max_source` also caps what a token's updates and episodes carry: new text written by a
+/// capped token into a more trusted memory is stored at the token's trust (other fields keep
+/// the memory's), and `reflect_and_store` stores the episode at no more than the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capped_token_s_updates_and_episodes_carry_its_trust() {
+    let h = start().await;
+    let source_of = |id: String| {
+        let store = h.store.clone();
+        async move {
+            store
+                .get(
+                    &hindsight_core::Namespace::new("c"),
+                    &hindsight_core::MemoryId::from(id.as_str()),
+                )
+                .await
+                .expect("get")
+                .expect("stored")
+                .source
+        }
+    };
+    let id = h
+        .ok(
+            "tok-o",
+            "memory_store",
+            json!({"content": "The refund limit is 100 euros.", "source": "user"}),
+        )
+        .await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    h.ok(
+        "tok-c",
+        "memory_update",
+        json!({"id": id, "importance": 0.9}),
+    )
+    .await;
+    assert_eq!(source_of(id.clone()).await.as_str(), "user", "no new text");
+    let r = h
+        .ok(
+            "tok-c",
+            "memory_update",
+            json!({"id": id, "content": "The refund limit is 10000 euros."}),
+        )
+        .await;
+    assert_eq!(r["memory"]["source"], "agent", "{r}");
+    assert_eq!(source_of(id).await.as_str(), "agent");
+
+    let ep = h
+        .ok(
+            "tok-x",
+            "reflect_and_store",
+            json!({"goal": "Rotate the staging certificates", "steps": ["renewed the cert"], "outcome": "success"}),
+        )
+        .await;
+    let id = ep["id"].as_str().expect("id").to_owned();
+    assert_eq!(source_of(id).await.as_str(), "external", "{ep}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
