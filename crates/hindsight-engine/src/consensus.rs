@@ -158,11 +158,15 @@ impl ConsensusCheck for RuleConsensus {
 /// The outcome of [`tiered_vote`].
 #[derive(Debug)]
 struct Vote<T> {
+    /// Trust weight of the deciding tier (`None`: no judges).
+    top: Option<f32>,
     /// Contradicting voters in the deciding tier.
     against: usize,
     /// Voters in the deciding tier.
     voters: usize,
-    /// Every contradicting judge, in any tier, most trusted first (ties in input order).
+    /// Contradicting judges in every tier.
+    against_all: usize,
+    /// The deciding tier's contradicting judges, in input order.
     contradicting: Vec<T>,
 }
 
@@ -173,26 +177,34 @@ fn tiered_vote<T>(
     judges: impl IntoIterator<Item = (f32, T)>,
     contradicts: impl Fn(&T) -> bool,
 ) -> Vote<T> {
-    let mut judged: Vec<(f32, bool, T)> = judges
+    let judged: Vec<(f32, bool, T)> = judges
         .into_iter()
         .map(|(trust, j)| {
             let against = contradicts(&j);
             (trust, against, j)
         })
         .collect();
-    // Stable: judges of one tier keep their order.
-    judged.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let top = judged.first().map(|j| j.0);
-    let tier = judged.iter().filter(|j| Some(j.0) == top);
-    let (against, voters) = tier.fold((0, 0), |(a, v), j| (a + usize::from(j.1), v + 1));
+    let top = judged.iter().map(|j| j.0).max_by(f32::total_cmp);
+    let against_all = judged.iter().filter(|j| j.1).count();
+    let tier: Vec<(bool, T)> = judged
+        .into_iter()
+        .filter(|j| Some(j.0) == top)
+        .map(|(_, a, j)| (a, j))
+        .collect();
     Vote {
-        against,
-        voters,
-        contradicting: judged
-            .into_iter()
-            .filter(|j| j.1)
-            .map(|(_, _, j)| j)
-            .collect(),
+        top,
+        against: tier.iter().filter(|j| j.0).count(),
+        voters: tier.len(),
+        against_all,
+        contradicting: tier.into_iter().filter(|j| j.0).map(|(_, j)| j).collect(),
+    }
+}
+
+impl<T> Vote<T> {
+    /// The claim is condemned: at least `min` judges contradict it, and a majority of the
+    /// deciding tier does.
+    fn condemns(&self, min: usize) -> bool {
+        self.against_all >= min.max(1) && self.against >= 1 && self.against * 2 > self.voters
     }
 }
 
@@ -279,13 +291,15 @@ impl Engine {
     }
 
     /// Trusted memories named by lessons close to `vector` that `claim` contradicts, with the
-    /// matched lesson's id.
+    /// matched lesson's id. Only memories at least as trusted as `at_least` count (the tier that
+    /// just voted on the claim without condemning it: a lesson does not overrule it from below).
     async fn lesson_contradictions(
         &self,
         check: &dyn ConsensusCheck,
         ns: &Namespace,
         vector: &[f32],
         claim: &Memory,
+        at_least: Option<f32>,
     ) -> Result<Option<(MemoryId, Vec<MemoryId>)>> {
         let c = &self.consensus_config;
         let filter = Filter {
@@ -318,6 +332,7 @@ impl Engine {
                     t.id != claim.id
                         && t.status == Status::Active
                         && c.trust.weight(t.source) > c.trust.weight(claim.source)
+                        && at_least.is_none_or(|min| c.trust.weight(t.source) >= min)
                         && check.contradicts(t, claim)
                 })
                 .map(|t| t.id.clone())
@@ -371,9 +386,7 @@ impl Engine {
                     .filter(|(t, _)| *t > claim_trust),
                 |n| check.contradicts(n, m),
             );
-            let flag = if vote.against >= c.min_contradicting.max(1)
-                && vote.against * 2 > vote.voters
-            {
+            let flag = if vote.condemns(c.min_contradicting) {
                 let contradicting = vote.contradicting;
                 let lesson = if c.record_lessons && record {
                     match self.record_lesson(m, &vector, &contradicting, now).await {
@@ -395,7 +408,7 @@ impl Engine {
                     lesson,
                 })
             } else {
-                self.lesson_contradictions(check, ns, &vector, m)
+                self.lesson_contradictions(check, ns, &vector, m, vote.top)
                     .await?
                     .map(|(lesson, contradicted)| ConsensusFlag {
                         reason: format!(
@@ -505,7 +518,7 @@ impl Engine {
             new.created_at.unwrap_or(DateTime::UNIX_EPOCH),
         );
         Ok(self
-            .lesson_contradictions(check, &new.namespace, vector, &claim)
+            .lesson_contradictions(check, &new.namespace, vector, &claim, None)
             .await?
             .map(|(lesson, contradicted)| GuardDecision::Quarantine {
                 reason: format!(
@@ -568,12 +581,12 @@ mod tests {
         // A supporting user memory is not outvoted by contradicting agents either.
         assert_eq!(
             vote(&[(0.7, "a1", true), (0.7, "a2", true), (1.0, "u", false)]),
-            (0, 1, vec!["a1", "a2"])
+            (0, 1, vec![])
         );
         // Within the tier it is a count: a tie is no majority.
         assert_eq!(
             vote(&[(1.0, "u1", true), (1.0, "u2", false), (0.7, "a", true)]),
-            (1, 2, vec!["u1", "a"])
+            (1, 2, vec!["u1"])
         );
         // Only agents: they decide.
         assert_eq!(
@@ -581,6 +594,18 @@ mod tests {
             (2, 3, vec!["a1", "a2"])
         );
         assert_eq!(vote(&[]), (0, 0, vec![]));
+    }
+
+    #[test]
+    fn more_evidence_against_a_claim_never_lifts_its_condemnation() {
+        let v = |judges: &[(f32, bool)]| tiered_vote(judges.iter().copied(), |a| *a);
+        // Two agents condemn at a minimum of two; a user who agrees with them keeps it so.
+        assert!(v(&[(0.7, true), (0.7, true)]).condemns(2));
+        assert!(v(&[(0.7, true), (0.7, true), (1.0, true)]).condemns(2));
+        assert!(!v(&[(0.7, true)]).condemns(2));
+        // A supporting user still decides against them.
+        assert!(!v(&[(0.7, true), (0.7, true), (1.0, false)]).condemns(1));
+        assert!(!v(&[]).condemns(1));
     }
 
     proptest::proptest! {
@@ -597,10 +622,15 @@ mod tests {
             let v0 = tiered_vote(base.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
             let v1 = tiered_vote(more.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
             proptest::prop_assert_eq!((v0.against, v0.voters), (v1.against, v1.voters));
+            proptest::prop_assert_eq!(v1.contradicting.len(), v1.against);
             proptest::prop_assert_eq!(
-                v1.contradicting.len(),
+                v1.against_all,
                 top.iter().chain(below.iter().map(|b| &b.1)).filter(|&&a| a).count()
             );
+            // More judges against it, from any tier, never lift a condemnation.
+            if v0.condemns(1) {
+                proptest::prop_assert!(v1.condemns(1));
+            }
         }
     }
 
