@@ -262,6 +262,22 @@ pub struct EmbeddingSpace {
     pub dim: usize,
 }
 
+impl EmbeddingSpace {
+    /// Refuses a vector of another dimension with `EmbeddingMismatch`, naming it as `what`.
+    pub fn check(&self, v: &[f32], what: &str) -> Result<(), Error> {
+        if v.len() != self.dim {
+            return Err(Error::new(
+                ErrorKind::EmbeddingMismatch,
+                format!(
+                    "{what} has {} dimensions but the store holds {self} vectors",
+                    v.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for EmbeddingSpace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}d)", self.model, self.dim)

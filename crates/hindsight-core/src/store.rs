@@ -311,6 +311,10 @@ pub trait Store: Send + Sync + fmt::Debug {
         changes: &[StatusChange],
     ) -> Result<Memory> {
         patch.validate()?;
+        StatusChange::check_distinct(changes)?;
+        if let Some(v) = vector {
+            self.embedding_space().check(v, "vector")?;
+        }
         if !changes.is_empty() && self.get(ns, id).await?.is_none() {
             return Err(crate::Error::not_found(format!(
                 "memory {id} in namespace {ns}"

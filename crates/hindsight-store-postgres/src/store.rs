@@ -7,9 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace,
-    NamespaceLease, PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats,
-    StructuredQuery,
+    EmbeddingSpace, Error, Filter, Memory, MemoryId, MemoryPatch, Namespace, NamespaceLease,
+    PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
 };
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -144,19 +143,6 @@ fn connect_options(url: &str) -> Result<PgConnectOptions> {
             format!("{e} (expected postgres://user@host:port/db)"),
         )
     })
-}
-
-fn check_dim(space: &EmbeddingSpace, v: &[f32], what: &str) -> Result<()> {
-    if v.len() != space.dim {
-        return Err(Error::new(
-            ErrorKind::EmbeddingMismatch,
-            format!(
-                "{what} has {} dimensions but the store holds {space} vectors",
-                v.len()
-            ),
-        ));
-    }
-    Ok(())
 }
 
 fn validate_memory(m: &Memory) -> Result<()> {
@@ -555,7 +541,7 @@ impl Store for PostgresStore {
         reason: &str,
     ) -> Result<()> {
         validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
+        self.space.check(vector, "vector")?;
         let ns = &memory.namespace;
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         self.insert_one(
@@ -579,7 +565,8 @@ impl Store for PostgresStore {
         for (i, (m, v)) in items.iter().enumerate() {
             validate_memory(m)
                 .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            check_dim(&self.space, v, &format!("vector of item {i} ({})", m.id))?;
+            self.space
+                .check(v, &format!("vector of item {i} ({})", m.id))?;
         }
         // Bulk import is verbatim (no dedup, like `Engine::import`): no content hash.
         let mut tx = self.pool.begin().await.map_err(db_err)?;
@@ -647,7 +634,7 @@ impl Store for PostgresStore {
         patch.validate()?;
         StatusChange::check_distinct(changes)?;
         if let Some(v) = vector {
-            check_dim(&self.space, v, "vector")?;
+            self.space.check(v, "vector")?;
         }
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         apply_status_changes(&mut tx, ns, changes).await?;
@@ -806,7 +793,7 @@ impl Store for PostgresStore {
         k: usize,
         filter: &Filter,
     ) -> Result<PathHits> {
-        check_dim(&self.space, query, "query vector")?;
+        self.space.check(query, "query vector")?;
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -1057,6 +1044,6 @@ mod tests {
     #[test]
     fn bad_urls_are_invalid_input() {
         let e = connect_options("mysql://x").expect_err("not postgres");
-        assert_eq!(e.kind, ErrorKind::InvalidInput);
+        assert_eq!(e.kind, hindsight_core::ErrorKind::InvalidInput);
     }
 }

@@ -93,19 +93,6 @@ fn include(fields: &[&str]) -> PayloadIncludeSelector {
     }
 }
 
-fn check_dim(space: &EmbeddingSpace, v: &[f32], what: &str) -> Result<()> {
-    if v.len() != space.dim {
-        return Err(Error::new(
-            ErrorKind::EmbeddingMismatch,
-            format!(
-                "{what} has {} dimensions but the store holds {space} vectors",
-                v.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn validate_memory(m: &Memory) -> Result<()> {
     if m.id.as_str().trim().is_empty() {
         return Err(Error::invalid("id", "must not be empty"));
@@ -622,7 +609,7 @@ impl Store for QdrantStore {
 
     async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
         validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
+        self.space.check(vector, "vector")?;
         let point = point(memory, vector)?;
         let _g = self.locks.lock([memory.id.as_str()]).await;
         self.check_absent(&[memory]).await?;
@@ -639,7 +626,8 @@ impl Store for QdrantStore {
         for (i, (m, v)) in items.iter().enumerate() {
             validate_memory(m)
                 .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            check_dim(&self.space, v, &format!("vector of item {i} ({})", m.id))?;
+            self.space
+                .check(v, &format!("vector of item {i} ({})", m.id))?;
             if !seen.insert(m.id.as_str()) {
                 return Err(Error::conflict(format!(
                     "memory id {} appears twice in the batch",
@@ -718,7 +706,7 @@ impl Store for QdrantStore {
     ) -> Result<Memory> {
         patch.validate()?;
         if let Some(v) = vector {
-            check_dim(&self.space, v, "vector")?;
+            self.space.check(v, "vector")?;
         }
         let _g = self.locks.lock([id.as_str()]).await;
         let Some(Stored { mut memory, dense }) = self.fetch_one(ns, id, true).await? else {
@@ -875,7 +863,7 @@ impl Store for QdrantStore {
         k: usize,
         filter: &Filter,
     ) -> Result<PathHits> {
-        check_dim(&self.space, query, "query vector")?;
+        self.space.check(query, "query vector")?;
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -1123,7 +1111,7 @@ mod tests {
             model: "m".into(),
             dim: 3,
         };
-        let e = check_dim(&space, &[1.0], "query vector").expect_err("short");
+        let e = space.check(&[1.0], "query vector").expect_err("short");
         assert_eq!(e.kind, ErrorKind::EmbeddingMismatch);
         assert!(
             e.message.contains("query vector has 1 dimensions"),

@@ -183,19 +183,6 @@ fn key_i64(key: u64) -> Result<i64> {
     i64::try_from(key).map_err(|_| Error::backend(format!("row key {key} out of range")))
 }
 
-fn check_dim(space: &EmbeddingSpace, v: &[f32], what: &str) -> Result<()> {
-    if v.len() != space.dim {
-        return Err(Error::new(
-            ErrorKind::EmbeddingMismatch,
-            format!(
-                "{what} has {} dimensions but the store holds {space} vectors",
-                v.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn mismatch_message(db: &Path, stored: &EmbeddingSpace, wanted: &EmbeddingSpace) -> String {
     format!(
         "the store at {} holds vectors from {stored}, but the configured embedder is {wanted}; \
@@ -701,7 +688,7 @@ impl SqliteStore {
                 )));
             }
             for (key, mut v) in keys.iter().zip(vectors) {
-                check_dim(&new_space, &v, "re-embedded vector")?;
+                new_space.check(&v, "re-embedded vector")?;
                 l2_normalize(&mut v);
                 sqlx::query("UPDATE memories SET vector = ?, embedding_model = ? WHERE rowid = ?")
                     .bind(encode_vector(&v))
@@ -740,7 +727,7 @@ impl SqliteStore {
         retire: &[StatusChange],
     ) -> Result<u64> {
         validate_memory(memory)?;
-        check_dim(&self.space, vector, "vector")?;
+        self.space.check(vector, "vector")?;
         StatusChange::check_distinct(retire)?;
         let ns = &memory.namespace;
         let _w = self.write_lock.lock().await;
@@ -1057,7 +1044,8 @@ impl Store for SqliteStore {
         for (i, (m, v)) in items.iter().enumerate() {
             validate_memory(m)
                 .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            check_dim(&self.space, v, &format!("vector of item {i} ({})", m.id))?;
+            self.space
+                .check(v, &format!("vector of item {i} ({})", m.id))?;
         }
         let _w = self.write_lock.lock().await;
         let mut tx = self.pool.begin().await.map_err(db_err)?;
@@ -1156,7 +1144,7 @@ impl Store for SqliteStore {
         patch.validate()?;
         StatusChange::check_distinct(changes)?;
         if let Some(v) = vector {
-            check_dim(&self.space, v, "vector")?;
+            self.space.check(v, "vector")?;
         }
         let _w = self.write_lock.lock().await;
         let Some((key, mut m)) = self.fetch_one_memory(ns, id).await? else {
@@ -1426,7 +1414,7 @@ impl Store for SqliteStore {
         k: usize,
         filter: &Filter,
     ) -> Result<PathHits> {
-        check_dim(&self.space, query, "query vector")?;
+        self.space.check(query, "query vector")?;
         if k == 0 {
             return Ok(Vec::new());
         }

@@ -534,6 +534,31 @@ pub async fn wrong_dimension_is_embedding_mismatch(factory: &dyn StoreFactory) {
         "{}: refused update changes nothing",
         s.backend_name()
     );
+    // With a status change: refused before anything changes, the status included.
+    let other = memory("ns-a", "other", MemoryKind::Semantic, "other vector");
+    ok(s, "insert", s.insert(&other, &axis(1)).await);
+    let retire = [hindsight_core::StatusChange::retire(
+        other.id.clone(),
+        good.id.clone(),
+        "contradicted",
+    )];
+    expect_err(
+        s,
+        "update_with_statuses with a shorter vector",
+        ErrorKind::EmbeddingMismatch,
+        s.update_with_statuses(&a, &good.id, &patch, Some(&short), &retire)
+            .await,
+    );
+    assert_eq!(
+        ok(
+            s,
+            "get",
+            s.get_many(&a, &[good.id.clone(), other.id.clone()]).await
+        ),
+        vec![good.clone(), other.clone()],
+        "{}: refused update_with_statuses changes nothing",
+        s.backend_name()
+    );
     let v = ok(s, "get_vector", s.get_vector(&a, &good.id).await).unwrap_or_default();
     assert_vec_close(s, "vector after a refused update", &v, &axis(0));
 }
