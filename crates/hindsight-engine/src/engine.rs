@@ -1398,13 +1398,15 @@ impl Engine {
         ids.sort();
         ids.dedup();
         // Checked against the filter again: a memory forgotten, quarantined or changed after the
-        // paths found it is not returned in its new state.
+        // paths found it is not returned in its new state. What an operator discarded from
+        // quarantine stays out, even for a search that asks for forgotten memories, so search
+        // and the harness's `Candidates::rank` score the same memories.
         let memories = self
             .store
             .get_many(ns, &ids)
             .await?
             .into_iter()
-            .filter(|m| filter.matches(m))
+            .filter(|m| filter.matches(m) && !crate::quarantine::is_discarded(m))
             .map(|m| (m.id.clone(), m))
             .collect();
         timings.fetch = t.elapsed();
@@ -1490,11 +1492,6 @@ impl Engine {
             let Some(memory) = cands.memories.get(&r.fused.id).cloned() else {
                 continue;
             };
-            // What an operator discarded from quarantine stays out, even for a search that
-            // asks for forgotten memories.
-            if crate::quarantine::is_discarded(&memory) {
-                continue;
-            }
             let half_life = config
                 .factors
                 .decay

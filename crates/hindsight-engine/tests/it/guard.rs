@@ -812,6 +812,13 @@ async fn revert_cannot_take_a_memory_out_of_quarantine() {
         hits.iter().all(|h| h.memory.id != a),
         "discarded memory searchable"
     );
+    // Nor does the harness's ranking of the candidates.
+    let config = engine.retrieval_config().clone();
+    let cands = engine.candidates(&r, 50, &config).await.unwrap();
+    assert!(
+        cands.rank(&config, 50).iter().all(|h| h.fused.id != a),
+        "discarded memory ranked"
+    );
 }
 
 /// A quarantined memory is the operator's: an agent can neither update it (which would read
