@@ -170,8 +170,14 @@ const EN_NUMBERS: &[(&str, i64)] = &[
     ("ten", 10),
     ("a", 1),
     ("an", 1),
-    ("a couple of", 2),
-    ("a few", 3),
+];
+
+/// Number phrases of several words, longest first: "a couple of weeks ago", "past few days".
+const EN_NUMBER_PHRASES: &[(&[&str], i64)] = &[
+    (&["a", "couple", "of"], 2),
+    (&["couple", "of"], 2),
+    (&["a", "few"], 3),
+    (&["few"], 3),
 ];
 
 /// Finds a relative time expression and resolves it to a half-open UTC window relative to `now`.
@@ -282,27 +288,41 @@ fn counted_en(lower: &str, today: NaiveDate, now: DateTime<Utc>) -> Option<(Time
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    let num = |w: &str| {
-        w.parse::<i64>()
-            .ok()
-            .or_else(|| EN_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v))
+    // The number at word `i`: its value and how many words it takes.
+    let num = |i: usize| -> Option<(i64, usize)> {
+        let rest = &words[i..];
+        EN_NUMBER_PHRASES
+            .iter()
+            .find(|(p, _)| rest.starts_with(p))
+            .map(|(p, v)| (*v, p.len()))
+            .or_else(|| {
+                let w = rest.first()?;
+                w.parse::<i64>()
+                    .ok()
+                    .or_else(|| EN_NUMBERS.iter().find(|(n, _)| n == w).map(|(_, v)| *v))
+                    .map(|v| (v, 1))
+            })
     };
+    let phrase = |from: usize, to: usize| words[from..to].join(" ");
     for i in 0..words.len() {
         // "<n> <unit> ago"
-        if i + 2 < words.len()
-            && words[i + 2] == "ago"
-            && let (Some(n), Some(u)) = (num(words[i]), unit_days(words[i + 1]))
+        if let Some((n, len)) = num(i)
+            && i + len + 1 < words.len()
+            && words[i + len + 1] == "ago"
+            && let Some(u) = unit_days(words[i + len])
             && let Some(r) = ago_window(today, n, u)
         {
-            return Some((r, format!("{} {} ago", words[i], words[i + 1])));
+            return Some((r, phrase(i, i + len + 2)));
         }
         // "past|last <n> <unit>"
         if (words[i] == "past" || words[i] == "last")
-            && i + 2 < words.len()
-            && let (Some(n), Some(u)) = (num(words[i + 1]), unit_days(words[i + 2]))
+            && i + 1 < words.len()
+            && let Some((n, len)) = num(i + 1)
+            && i + 1 + len < words.len()
+            && let Some(u) = unit_days(words[i + 1 + len])
             && let Some(r) = since_window(today, now, n, u)
         {
-            return Some((r, format!("{} {} {}", words[i], words[i + 1], words[i + 2])));
+            return Some((r, phrase(i, i + len + 2)));
         }
     }
     None
@@ -432,6 +452,39 @@ mod tests {
             "2026-02-01T00:00:00Z",
             "2026-03-01T00:00:00Z",
         );
+    }
+
+    #[test]
+    fn number_phrases_of_several_words_count() {
+        let now = d("2026-03-18T15:00:00Z");
+        for (q, same_as, phrase) in [
+            ("what broke a few days ago", "3 days ago", "a few days ago"),
+            (
+                "the outage a couple of weeks ago",
+                "2 weeks ago",
+                "a couple of weeks ago",
+            ),
+            (
+                "errors in the past few days",
+                "past 3 days",
+                "past few days",
+            ),
+            (
+                "deploys over the last couple of weeks",
+                "last 2 weeks",
+                "last couple of weeks",
+            ),
+            ("few weeks ago we moved", "3 weeks ago", "few weeks ago"),
+        ] {
+            let (got, said) = parse_time_range(q, now).unwrap_or_else(|| panic!("{q}: no window"));
+            let (want, _) = parse_time_range(same_as, now).expect(same_as);
+            assert_eq!((got.start, got.end), (want.start, want.end), "{q}");
+            assert_eq!(said, phrase, "{q}");
+        }
+        // "a" alone still counts one.
+        let (one, _) = parse_time_range("a week ago", now).expect("a week ago");
+        let (want, _) = parse_time_range("1 week ago", now).expect("1 week ago");
+        assert_eq!((one.start, one.end), (want.start, want.end));
     }
 
     #[test]
