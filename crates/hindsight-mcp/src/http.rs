@@ -31,18 +31,50 @@ pub enum HttpAuth {
     Disabled,
 }
 
+/// Which `Host` headers `/mcp` answers (rmcp's DNS-rebinding protection): a browser page that
+/// rebinds its own name to 127.0.0.1 must not reach a loopback server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllowedHosts {
+    /// `localhost`, `127.0.0.1` and `::1` only (rmcp's default).
+    Loopback,
+    /// Any `Host`: a server bound to a routable address is reached by names this process cannot
+    /// know (`http://hindsight:8080` in docker-compose); its bearer tokens guard it.
+    Any,
+    /// Exactly these (`host` or `host:port`).
+    Only(Vec<String>),
+}
+
+impl AllowedHosts {
+    /// `listed` when given, else [`AllowedHosts::Loopback`] for a loopback `bind` address and
+    /// [`AllowedHosts::Any`] for any other.
+    pub fn for_bind(bind: &SocketAddr, listed: &[String]) -> Self {
+        if !listed.is_empty() {
+            AllowedHosts::Only(listed.to_vec())
+        } else if bind.ip().is_loopback() {
+            AllowedHosts::Loopback
+        } else {
+            AllowedHosts::Any
+        }
+    }
+}
+
 /// How long shutdown waits for in-flight requests before giving up on them.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The axum router: `/mcp` (auth-protected MCP endpoint), `/healthz`, and `/debug/profile`
 /// (auth-protected: `GET` the per-stage search and store profile, `DELETE` to reset it, which needs a token
 /// with write access).
-pub fn router(state: Arc<ServerState>, auth: HttpAuth) -> Router {
+pub fn router(state: Arc<ServerState>, auth: HttpAuth, hosts: &AllowedHosts) -> Router {
     let prototype = HindsightMcp::new(state.clone(), Access::none());
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None);
+    let config = match hosts {
+        AllowedHosts::Loopback => config,
+        AllowedHosts::Any => config.disable_allowed_hosts(),
+        AllowedHosts::Only(hosts) => config.with_allowed_hosts(hosts.iter().cloned()),
+    };
     let mcp = StreamableHttpService::new(
         move || Ok(prototype.clone()),
         Arc::new(NeverSessionManager::default()),
@@ -185,18 +217,22 @@ async fn healthz(State(state): State<Arc<ServerState>>) -> Response {
 }
 
 /// Serves until `shutdown` resolves, then stops accepting, lets in-flight requests finish
-/// (at most [`DRAIN_TIMEOUT`]) and flushes the store.
+/// (at most [`DRAIN_TIMEOUT`]) and flushes the store. `/mcp` answers the `Host` headers of
+/// [`AllowedHosts::for_bind`] (`allowed_hosts`, else loopback names on a loopback address and
+/// any host on another).
 pub async fn serve_http(
     state: Arc<ServerState>,
     listener: TcpListener,
     auth: HttpAuth,
+    allowed_hosts: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     let addr: SocketAddr = listener
         .local_addr()
         .map_err(|e| Error::backend(format!("listener address: {e}")))?;
-    let app = router(state.clone(), auth);
-    info!(%addr, "MCP server listening over streamable HTTP");
+    let hosts = AllowedHosts::for_bind(&addr, allowed_hosts);
+    let app = router(state.clone(), auth, &hosts);
+    info!(%addr, ?hosts, "MCP server listening over streamable HTTP");
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         axum::serve(listener, app)

@@ -30,7 +30,7 @@ mod wire;
 
 pub use auth::{Access, AuthConfig, MAX_NAMESPACE_CHARS, NamespaceGrant, validate_namespace};
 pub use error::{REJECTED, UNAUTHORIZED, to_mcp};
-pub use http::{DRAIN_TIMEOUT, HttpAuth, router, serve_http};
+pub use http::{AllowedHosts, DRAIN_TIMEOUT, HttpAuth, router, serve_http};
 pub use profile::Profile;
 pub use server::{
     HindsightMcp, MAX_STEPS, MAX_TOP_K, MAX_WORKING_VALUE_CHARS, ServerOptions, ServerState,

@@ -78,7 +78,7 @@ async fn serve(
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(serve_http(state, listener, auth, async move {
+    let task = tokio::spawn(serve_http(state, listener, auth, &[], async move {
         let _ = rx.await;
     }));
     (format!("http://{addr}/mcp"), tx, task)
@@ -949,4 +949,64 @@ async fn shutdown_finishes_an_in_flight_write_and_flushes_it() {
         .expect("get")
         .expect("the in-flight write is stored");
     assert!(m.content.contains("release train"), "{}", m.content);
+}
+
+/// `/mcp` answers the `Host` headers `AllowedHosts` names: loopback names only for a loopback
+/// server (rmcp's DNS-rebinding protection), any for one bound to a routable address (reached as
+/// `http://hindsight:8080` in docker-compose), or an explicit list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_answers_the_host_headers_it_allows() {
+    use hindsight_mcp::{AllowedHosts, router};
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64).expect("hash embedder"));
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open_in_memory(embedder.space())
+            .await
+            .expect("in-memory store"),
+    );
+    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
+    let state = Arc::new(ServerState::new(
+        engine,
+        Arc::new(InProcessWorkingMemory::new()),
+        Reflector::rules(),
+        ServerOptions::default(),
+    ));
+    let routable: std::net::SocketAddr = "10.1.2.3:8080".parse().expect("addr");
+    let loopback: std::net::SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+    assert_eq!(AllowedHosts::for_bind(&routable, &[]), AllowedHosts::Any);
+    assert_eq!(
+        AllowedHosts::for_bind(&loopback, &[]),
+        AllowedHosts::Loopback
+    );
+    let listed = vec!["hindsight:8080".to_owned()];
+    assert_eq!(
+        AllowedHosts::for_bind(&routable, &listed),
+        AllowedHosts::Only(listed.clone())
+    );
+    hindsight_embed::tls_provider();
+    let http = reqwest::Client::new();
+    for (hosts, host, want) in [
+        (AllowedHosts::Loopback, "hindsight:8080", 403),
+        (AllowedHosts::Loopback, "localhost:8080", 200),
+        (AllowedHosts::Any, "hindsight:8080", 200),
+        (AllowedHosts::Only(listed.clone()), "hindsight:8080", 200),
+        (AllowedHosts::Only(listed.clone()), "evil.example", 403),
+    ] {
+        let app = router(state.clone(), HttpAuth::Disabled, &hosts);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let resp = http
+            .post(format!("http://{addr}/mcp"))
+            .header("Host", host)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(resp.status().as_u16(), want, "{hosts:?} with Host {host}");
+        server.abort();
+    }
 }

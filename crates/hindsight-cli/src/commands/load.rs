@@ -499,6 +499,7 @@ mod tests {
                 state,
                 listener,
                 hindsight_mcp::HttpAuth::Disabled,
+                &[],
                 stopped,
             )
             .await;

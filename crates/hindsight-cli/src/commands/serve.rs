@@ -30,6 +30,12 @@ pub struct Args {
     /// address.
     #[arg(long, conflicts_with = "auth_config")]
     pub no_auth: bool,
+    /// HTTP: a `Host` header value /mcp answers (`host` or `host:port`; repeat or comma-separate).
+    /// Default: on a loopback address only localhost, 127.0.0.1 and ::1 (so a web page cannot
+    /// reach the server by rebinding its name); on any other address every host, since clients
+    /// use names this process cannot know and the bearer tokens guard it.
+    #[arg(long, value_delimiter = ',', value_name = "HOST", requires = "http")]
+    pub allowed_host: Vec<String>,
     /// stdio: the namespace(s) this connection may use (comma-separated; the first is the
     /// default; `*` = all).
     #[arg(long, value_delimiter = ',', default_value = "default")]
@@ -149,7 +155,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 .with_context(|| format!("binding {addr}"))?;
             let bound = listener.local_addr().context("reading the bound address")?;
             eprintln!("hindsight-mcp listening on http://{bound}/mcp");
-            hindsight_mcp::serve_http(state, listener, auth, shutdown_signal()).await?;
+            hindsight_mcp::serve_http(state, listener, auth, &args.allowed_host, shutdown_signal())
+                .await?;
         }
         _ => {
             hindsight_mcp::serve_stdio(state, stdio_access, shutdown_signal()).await?;

@@ -43,7 +43,7 @@ impl Server {
             let stopped = async move {
                 let _ = stopped.await;
             };
-            serve_http(state, listener, HttpAuth::Disabled, stopped)
+            serve_http(state, listener, HttpAuth::Disabled, &[], stopped)
                 .await
                 .expect("server");
         });
