@@ -27,7 +27,9 @@ pub use hindsight_core::{MAX_NAMESPACE_CHARS, validate_namespace};
 /// Namespaces a caller may use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NamespaceGrant {
-    All,
+    /// Every namespace; `default` is the one a call that names none uses (the first listed name,
+    /// or `default` when `*` comes first).
+    All { default: String },
     /// Non-empty; the first is the default.
     Only(Vec<String>),
 }
@@ -48,7 +50,9 @@ impl Access {
     pub fn unrestricted() -> Self {
         Access {
             name: "anonymous".into(),
-            namespaces: NamespaceGrant::All,
+            namespaces: NamespaceGrant::All {
+                default: Namespace::DEFAULT.to_owned(),
+            },
             write: true,
             max_source: Source::User,
         }
@@ -78,7 +82,12 @@ impl Access {
             }
         }
         let namespaces = if list.iter().any(|n| n == "*") {
-            NamespaceGrant::All
+            NamespaceGrant::All {
+                default: match list[0].as_str() {
+                    "*" => Namespace::DEFAULT.to_owned(),
+                    first => first.to_owned(),
+                },
+            }
         } else {
             NamespaceGrant::Only(list)
         };
@@ -93,7 +102,7 @@ impl Access {
     /// The namespace used when a call names none.
     pub fn default_namespace(&self) -> Option<&str> {
         match &self.namespaces {
-            NamespaceGrant::All => Some(Namespace::DEFAULT),
+            NamespaceGrant::All { default } => Some(default),
             NamespaceGrant::Only(list) => list.first().map(String::as_str),
         }
     }
@@ -115,7 +124,7 @@ impl Access {
             })?,
         };
         let granted = match &self.namespaces {
-            NamespaceGrant::All => true,
+            NamespaceGrant::All { .. } => true,
             NamespaceGrant::Only(list) => list.iter().any(|n| n == ns),
         };
         if !granted {
@@ -363,5 +372,12 @@ namespaces = ["a", "b"]
         assert!(Access::none().resolve(None, false).is_err());
         assert!(Access::namespaces(vec![]).is_err());
         assert!(all.resolve(Some(" "), false).is_err());
+        // With a wildcard the first listed name stays the default.
+        let team = Access::namespaces(vec!["team-a".into(), "*".into()]).expect("wildcard");
+        assert_eq!(
+            team.resolve(None, true).expect("default").as_str(),
+            "team-a"
+        );
+        assert_eq!(team.resolve(Some("z"), true).expect("any").as_str(), "z");
     }
 }
