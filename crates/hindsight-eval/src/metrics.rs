@@ -18,6 +18,8 @@
 //!   [`PerQueryMetrics::unjudged_in_run`]).
 //! - A judged query without any relevant document is excluded from the means and listed in
 //!   [`PerQueryMetrics::without_relevant`] (its metrics are undefined: there is nothing to find).
+//!   **This differs from trec_eval**, which scores such a query 0 and counts it in the mean; on
+//!   qrels where every query has a relevant document (the shipped datasets) the two agree.
 //! - A judged query with relevant documents that is absent from the run scores 0 on every metric and
 //!   is included in the means, like `trec_eval -c`. (Plain trec_eval averages only over queries
 //!   present in the run, which would reward a system for silently dropping hard queries.)
