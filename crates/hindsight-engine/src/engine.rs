@@ -707,7 +707,10 @@ impl Engine {
         })
     }
 
-    fn validate_new(&self, new: &NewMemory) -> Result<()> {
+    /// What [`Engine::store_memory`] refuses as invalid input before it embeds or screens
+    /// anything: blank content, a reserved tag, kind `working`, fields over the size limits.
+    /// A caller with slow work before its write (a reflection) checks its fields here first.
+    pub fn validate_new(&self, new: &NewMemory) -> Result<()> {
         new.validate()?;
         refuse_lesson_tag(&new.tags)?;
         if new.kind == MemoryKind::Working {

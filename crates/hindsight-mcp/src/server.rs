@@ -528,6 +528,26 @@ impl HindsightMcp {
                 format!("step {} is longer than {max} characters", i + 1),
             )));
         }
+        // Every field the client sent is checked before the (possibly slow) reflection, with
+        // room for the two tags the server adds, so no work is done for a write that would be
+        // refused.
+        let labels = self.state.engine.write_config().max_labels;
+        if args.tags.len() + 2 > labels {
+            return Err(to_mcp(&invalid(
+                "tags",
+                format!(
+                    "at most {} tags (the server adds `reflection` and maybe `reflection_failed`), got {}",
+                    labels.saturating_sub(2),
+                    args.tags.len()
+                ),
+            )));
+        }
+        let mut provisional = NewMemory::new(ns.as_str(), MemoryKind::Episodic, &args.goal);
+        provisional.tags = args.tags.clone();
+        provisional.context = args.context.clone().unwrap_or_default();
+        provisional.entities = args.entities.clone();
+        provisional.task_id = args.task_id.clone();
+        mcp(self.state.engine.validate_new(&provisional))?;
         let trace = TaskTrace {
             goal: args.goal.clone(),
             steps: args.steps,

@@ -535,6 +535,8 @@ pub struct ReflectArgs {
     /// Identifiers involved, e.g. {"order_id": "ORD-58213", "service": "billing"}.
     #[serde(default)]
     pub entities: BTreeMap<String, String>,
+    /// Labels for the episode; the server adds `reflection` (and `reflection_failed` when the
+    /// reflection fails), so at most 62 of the 64 a memory may carry.
     #[serde(default)]
     pub tags: Vec<String>,
     /// When the lesson applies; defaults to the goal.

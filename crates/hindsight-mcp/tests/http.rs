@@ -544,6 +544,31 @@ async fn every_text_field_has_a_size_limit() {
         )
         .await;
     assert!(msg.contains("goal"), "{msg}");
+    // Every field is checked before the reflection, with room for the server's two tags.
+    let tags: Vec<String> = (0..63).map(|i| format!("t{i}")).collect();
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "reflect_and_store",
+            json!({"goal": "g", "steps": ["a"], "outcome": "success", "tags": tags}),
+        )
+        .await;
+    assert!(msg.contains("at most 62 tags"), "{msg}");
+    let (_, msg) = h
+        .err(
+            "tok-a",
+            "reflect_and_store",
+            json!({"goal": "g", "steps": ["a"], "outcome": "success", "context": "c".repeat(9_000)}),
+        )
+        .await;
+    assert!(msg.contains("context"), "{msg}");
+    let tags: Vec<String> = (0..62).map(|i| format!("t{i}")).collect();
+    h.ok(
+        "tok-a",
+        "reflect_and_store",
+        json!({"goal": "Rotate the keys", "steps": ["rotated"], "outcome": "success", "tags": tags}),
+    )
+    .await;
     let (_, msg) = h
         .err(
             "tok-a",
