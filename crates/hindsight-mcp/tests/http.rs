@@ -66,13 +66,7 @@ async fn serve(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), hindsight_core::Error>>,
 ) {
-    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
-    let state = Arc::new(ServerState::new(
-        engine,
-        Arc::new(InProcessWorkingMemory::new()),
-        Reflector::rules(),
-        ServerOptions::default(),
-    ));
+    let state = server_state(store, embedder);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -82,6 +76,17 @@ async fn serve(
         let _ = rx.await;
     }));
     (format!("http://{addr}/mcp"), tx, task)
+}
+
+/// What the server shares: an engine over `store` and `embedder`, rule reflection.
+fn server_state(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) -> Arc<ServerState> {
+    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
+    Arc::new(ServerState::new(
+        engine,
+        Arc::new(InProcessWorkingMemory::new()),
+        Reflector::rules(),
+        ServerOptions::default(),
+    ))
 }
 
 async fn start() -> Harness {
@@ -108,6 +113,19 @@ async fn start() -> Harness {
 }
 
 impl Harness {
+    /// The source memory `id` of namespace `ns` is stored with.
+    async fn source_of(&self, ns: &str, id: &str) -> hindsight_core::Source {
+        self.store
+            .get(
+                &hindsight_core::Namespace::new(ns),
+                &hindsight_core::MemoryId::from(id),
+            )
+            .await
+            .expect("get")
+            .expect("stored")
+            .source
+    }
+
     async fn rpc(&self, token: Option<&str>, body: Value) -> (u16, Value) {
         let mut req = self
             .http
@@ -607,20 +625,6 @@ async fn every_text_field_has_a_size_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_cannot_claim_more_trust_than_its_max_source() {
     let h = start().await;
-    let stored_source = |id: String| {
-        let store = h.store.clone();
-        async move {
-            store
-                .get(
-                    &hindsight_core::Namespace::new("c"),
-                    &hindsight_core::MemoryId::from(id.as_str()),
-                )
-                .await
-                .expect("get")
-                .expect("stored")
-                .source
-        }
-    };
     for (claim, want) in [
         ("user", "agent"),
         ("agent", "agent"),
@@ -635,7 +639,7 @@ async fn a_token_cannot_claim_more_trust_than_its_max_source() {
             .await;
         assert_eq!(r["source"], want, "{claim}: {r}");
         let id = r["id"].as_str().expect("id").to_owned();
-        assert_eq!(stored_source(id).await.as_str(), want, "{claim}");
+        assert_eq!(h.source_of("c", &id).await.as_str(), want, "{claim}");
     }
     // An uncapped token keeps its claim.
     let r = h
@@ -654,20 +658,6 @@ async fn a_token_cannot_claim_more_trust_than_its_max_source() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capped_token_s_updates_and_episodes_carry_its_trust() {
     let h = start().await;
-    let source_of = |id: String| {
-        let store = h.store.clone();
-        async move {
-            store
-                .get(
-                    &hindsight_core::Namespace::new("c"),
-                    &hindsight_core::MemoryId::from(id.as_str()),
-                )
-                .await
-                .expect("get")
-                .expect("stored")
-                .source
-        }
-    };
     let id = h
         .ok(
             "tok-o",
@@ -684,7 +674,7 @@ async fn a_capped_token_s_updates_and_episodes_carry_its_trust() {
         json!({"id": id, "importance": 0.9}),
     )
     .await;
-    assert_eq!(source_of(id.clone()).await.as_str(), "user", "no new text");
+    assert_eq!(h.source_of("c", &id).await.as_str(), "user", "no new text");
     let r = h
         .ok(
             "tok-c",
@@ -693,7 +683,7 @@ async fn a_capped_token_s_updates_and_episodes_carry_its_trust() {
         )
         .await;
     assert_eq!(r["memory"]["source"], "agent", "{r}");
-    assert_eq!(source_of(id).await.as_str(), "agent");
+    assert_eq!(h.source_of("c", &id).await.as_str(), "agent");
 
     let ep = h
         .ok(
@@ -703,7 +693,7 @@ async fn a_capped_token_s_updates_and_episodes_carry_its_trust() {
         )
         .await;
     let id = ep["id"].as_str().expect("id").to_owned();
-    assert_eq!(source_of(id).await.as_str(), "external", "{ep}");
+    assert_eq!(h.source_of("c", &id).await.as_str(), "external", "{ep}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -988,13 +978,7 @@ async fn mcp_answers_the_host_headers_it_allows() {
             .await
             .expect("in-memory store"),
     );
-    let engine = Arc::new(Engine::builder(store, embedder).build().expect("engine"));
-    let state = Arc::new(ServerState::new(
-        engine,
-        Arc::new(InProcessWorkingMemory::new()),
-        Reflector::rules(),
-        ServerOptions::default(),
-    ));
+    let state = server_state(store, embedder);
     let routable: std::net::SocketAddr = "10.1.2.3:8080".parse().expect("addr");
     let loopback: std::net::SocketAddr = "127.0.0.1:8080".parse().expect("addr");
     assert_eq!(AllowedHosts::for_bind(&routable, &[]), AllowedHosts::Any);
