@@ -1618,15 +1618,21 @@ impl Engine {
             return Err(lesson_refused(id, "updated"));
         }
         refuse_quarantined(&current, "updated")?;
+        // A source the patch names is capped at the writer's trust; new text from a writer less
+        // trusted than the memory takes the writer's trust.
+        let mut source = patch.source.map(|s| s.at_most(writer));
+        let cap = current.source.at_most(writer);
+        if patch.changes_text() && cap != current.source {
+            source = Some(source.map_or(cap, |s| s.at_most(cap)));
+        }
         let lowered;
-        let patch = match current.source.at_most(writer) {
-            source if patch.changes_text() && source != current.source => {
-                let mut p = patch.clone();
-                p.source = Some(p.source.map_or(source, |s| s.at_most(source)));
-                lowered = p;
-                &lowered
-            }
-            _ => patch,
+        let patch = if source == patch.source {
+            patch
+        } else {
+            let mut p = patch.clone();
+            p.source = source;
+            lowered = p;
+            &lowered
         };
         let redacted_labels;
         let patch = if patch.tags.is_some() || patch.entities.is_some() {

@@ -1392,3 +1392,60 @@ async fn a_lesson_does_not_overrule_the_tier_that_voted() {
     let e2 = hits.iter().find(|h| h.memory.id.as_str() == "e2").unwrap();
     assert!(e2.consensus.is_none(), "{:?}", e2.consensus);
 }
+
+/// `update_as` holds a writer to its trust: a source the patch names is capped at it, and new text
+/// written into a more trusted memory takes it; other fields keep the memory's source.
+#[tokio::test]
+async fn an_update_carries_no_more_than_its_writer_s_trust() {
+    let (engine, emb) = setup(Arc::new(hindsight_core::AllowAll), false).await;
+    emb.set("The build cache lives on disk two", &axis(0));
+    emb.set("The user's refund limit is 100 euros", &axis(1));
+    emb.set("The user's refund limit is 10000 euros", &{
+        let mut v = axis(1);
+        v[2] = 0.3;
+        v
+    });
+    let agent = engine
+        .store_memory(
+            mem("The build cache lives on disk two", Source::Agent),
+            now(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let user = engine
+        .store_memory(
+            mem("The user's refund limit is 100 euros", Source::User),
+            now(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let claim = hindsight_core::MemoryPatch {
+        source: Some(Source::User),
+        ..Default::default()
+    };
+    let m = engine
+        .update_as(&ns(), &agent, &claim, Source::Agent)
+        .await
+        .unwrap();
+    assert_eq!(m.source, Source::Agent, "a claimed source is capped");
+    let importance = hindsight_core::MemoryPatch {
+        importance: Some(0.9),
+        ..Default::default()
+    };
+    let m = engine
+        .update_as(&ns(), &user, &importance, Source::Agent)
+        .await
+        .unwrap();
+    assert_eq!(m.source, Source::User, "no new text: the source stays");
+    let text = hindsight_core::MemoryPatch {
+        content: Some("The user's refund limit is 10000 euros".into()),
+        ..Default::default()
+    };
+    let m = engine
+        .update_as(&ns(), &user, &text, Source::Agent)
+        .await
+        .unwrap();
+    assert_eq!(m.source, Source::Agent, "new text takes the writer's trust");
+}
