@@ -21,6 +21,7 @@ use tracing::{info, warn};
 
 use crate::auth::{Access, AuthConfig};
 use crate::server::{HindsightMcp, ServerState};
+use crate::stdio::MAX_LINE_BYTES;
 
 /// How the HTTP server authenticates.
 #[derive(Clone, Debug)]
@@ -93,25 +94,49 @@ pub fn router(state: Arc<ServerState>, auth: HttpAuth, hosts: &AllowedHosts) -> 
 }
 
 /// rmcp answers a POST whose body is not a JSON-RPC message with 415 and a plain-text reason;
-/// JSON-RPC over HTTP expects 400 with a parse error (-32700). Other responses pass unchanged.
+/// JSON-RPC over HTTP expects 400 with the error stdio gives for the same text: -32700 (parse
+/// error) when the body is not JSON, -32600 (invalid request) when it is JSON but not a request,
+/// each with the request's id when one can be read. A body over [`MAX_LINE_BYTES`] (stdio's
+/// line limit) gets 413 with -32600 and is not read further. Other responses pass unchanged.
 async fn parse_errors(req: Request, next: Next) -> Response {
-    let post = req.method() == axum::http::Method::POST;
-    let resp = next.run(req).await;
-    if !post || resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_LINE_BYTES).await else {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32600, "message": format!("request body over the limit of {MAX_LINE_BYTES} bytes")},
+        });
+        return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response();
+    };
+    let resp = next
+        .run(Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes.clone()),
+        ))
+        .await;
+    if resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return resp;
     }
-    let (parts, body) = resp.into_parts();
-    let bytes = axum::body::to_bytes(body, 64 * 1024)
+    let (parts, reason_body) = resp.into_parts();
+    let reason = axum::body::to_bytes(reason_body, 64 * 1024)
         .await
         .unwrap_or_default();
-    let reason = String::from_utf8_lossy(&bytes);
+    let reason = String::from_utf8_lossy(&reason).into_owned();
     if !reason.starts_with("fail to deserialize request body") {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
+        return Response::from_parts(parts, axum::body::Body::from(reason));
     }
+    let text = String::from_utf8_lossy(&bytes);
+    let (code, message) = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(_) => (-32600, format!("Invalid request: {reason}")),
+        Err(_) => (-32700, format!("Parse error: {reason}")),
+    };
     let body = json!({
         "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": -32700, "message": format!("Parse error: {reason}")},
+        "id": crate::stdio::request_id(&text),
+        "error": {"code": code, "message": message},
     });
     (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }

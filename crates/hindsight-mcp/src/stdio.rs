@@ -211,7 +211,7 @@ fn error_line(raw: &[u8], code: i64, message: &str) -> Vec<u8> {
 }
 
 /// The `"id"` of a request that did not parse, read leniently: a number or a plain string.
-fn request_id(text: &str) -> serde_json::Value {
+pub(crate) fn request_id(text: &str) -> serde_json::Value {
     // Most broken requests are whole JSON but for a surrogate escape serde_json refuses: with
     // those replaced the request parses, and its own top-level id is known for sure.
     if let Ok(serde_json::Value::Object(v)) = serde_json::from_str(&without_surrogates(text)) {

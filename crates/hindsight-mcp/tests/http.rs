@@ -749,15 +749,49 @@ async fn a_body_that_is_not_json_rpc_gets_a_parse_error() {
             .body(body)
             .send()
     };
-    for body in [
-        "not json",
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"\ud800"}}"#,
+    // As over stdio: not JSON is a parse error, JSON that is not a request an invalid request,
+    // each with the request's id when it can be read.
+    for (body, code, id) in [
+        ("not json", -32700, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"\ud800"}}"#,
+            -32700,
+            json!(2),
+        ),
+        (r#"{"id":4,"method":"ping"}"#, -32600, json!(4)),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            -32600,
+            json!(1.5),
+        ),
     ] {
         let resp = post(body).await.expect("send");
         assert_eq!(resp.status().as_u16(), 400, "{body}");
         let v: Value = resp.json().await.expect("a JSON-RPC error body");
-        assert_eq!(v["error"]["code"], -32700, "{v}");
+        assert_eq!(
+            (&v["error"]["code"], &v["id"]),
+            (&json!(code), &id),
+            "{body}: {v}"
+        );
     }
+    // A body over stdio's line limit is refused unread.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "x".repeat(17 << 20)
+    );
+    let resp = h
+        .http
+        .post(&h.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .bearer_auth("tok-a")
+        .body(huge)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status().as_u16(), 413);
+    let v: Value = resp.json().await.expect("a JSON-RPC error body");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
     // The server goes on serving.
     let (status, _) = h
         .rpc(
