@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hindsight_core::Error;
 use rmcp::ServiceExt;
@@ -23,7 +24,9 @@ pub async fn serve_stdio(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     let handler = HindsightMcp::new(state.clone(), access);
-    let (rx, tx, writer) = screen_json_lines(tokio::io::stdin(), tokio::io::stdout());
+    let closing = Arc::new(AtomicBool::new(false));
+    let (rx, tx, writer) =
+        screen_json_lines(tokio::io::stdin(), tokio::io::stdout(), closing.clone());
     let running = handler
         .serve((rx, tx))
         .await
@@ -36,7 +39,8 @@ pub async fn serve_stdio(
             false
         }
         () = shutdown => {
-            info!("shutdown requested: draining in-flight calls");
+            info!("shutdown requested: no new calls; draining in-flight calls");
+            closing.store(true, Ordering::Release);
             true
         }
     };
@@ -97,10 +101,13 @@ pub async fn read_capped_line<R: AsyncBufRead + Unpin>(
 /// rmcp unchanged, and one writer task owns `output`, so answers never interleave. Returns the
 /// streams rmcp reads and writes.
 /// The third value is the writer task: await it after rmcp stops so its last answers reach
-/// `output`.
+/// `output`. Once `closing` is set (shutdown), a request is answered with -32000 ("shutting
+/// down") instead of reaching rmcp; notifications and responses still pass, and calls already
+/// running finish.
 pub fn screen_json_lines<R, W>(
     input: R,
     output: W,
+    closing: Arc<AtomicBool>,
 ) -> (DuplexStream, DuplexStream, tokio::task::JoinHandle<()>)
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -135,6 +142,17 @@ where
                 continue;
             }
             match serde_json::from_slice::<serde_json::Value>(&line) {
+                Ok(v)
+                    if closing.load(Ordering::Acquire)
+                        && v.get("method").is_some()
+                        && v.get("id").is_some() =>
+                {
+                    let _ = errors_tx.send(error_line(
+                        &line,
+                        -32000,
+                        "the server is shutting down and takes no new calls",
+                    ));
+                }
                 Ok(_) => {
                     if !line.ends_with(b"\n") {
                         line.push(b'\n');
@@ -313,7 +331,8 @@ mod tests {
     async fn broken_lines_are_answered_and_good_ones_pass_through() {
         let (client_in, mut client_feed) = tokio::io::duplex(4096);
         let (client_out, mut client_read) = tokio::io::duplex(4096);
-        let (mut rmcp_in, mut rmcp_out, _writer) = screen_json_lines(client_in, client_out);
+        let (mut rmcp_in, mut rmcp_out, _writer) =
+            screen_json_lines(client_in, client_out, Arc::default());
         client_feed
             .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"s\":\"\\ud800\"}}\n\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
             .await
@@ -350,6 +369,36 @@ mod tests {
             lines
                 .iter()
                 .any(|v| v["id"] == 3 && v["result"].is_object())
+        );
+    }
+
+    #[tokio::test]
+    async fn once_closing_requests_are_refused_and_the_rest_pass() {
+        let (client_in, mut client_feed) = tokio::io::duplex(4096);
+        let (client_out, mut client_read) = tokio::io::duplex(4096);
+        let closing = Arc::new(AtomicBool::new(false));
+        let (mut rmcp_in, rmcp_out, _writer) =
+            screen_json_lines(client_in, client_out, closing.clone());
+        closing.store(true, Ordering::Release);
+        client_feed
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n")
+            .await
+            .expect("write");
+        // The notification reaches rmcp; the request does not.
+        let mut buf = vec![0u8; 256];
+        let n = rmcp_in.read(&mut buf).await.expect("read");
+        let forwarded = String::from_utf8_lossy(&buf[..n]).into_owned();
+        assert!(forwarded.contains("notifications/cancelled"), "{forwarded}");
+        assert!(!forwarded.contains("tools/list"), "{forwarded}");
+        drop(client_feed);
+        drop(rmcp_out);
+        let mut all = String::new();
+        client_read.read_to_string(&mut all).await.expect("read");
+        let v: serde_json::Value = serde_json::from_str(all.trim()).expect("one answer");
+        assert_eq!(
+            (&v["id"], &v["error"]["code"]),
+            (&serde_json::json!(7), &serde_json::json!(-32000)),
+            "{all}"
         );
     }
 }
