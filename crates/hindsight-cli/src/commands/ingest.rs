@@ -79,7 +79,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     } else {
         args.file.display().to_string()
     };
-    let reader: Box<dyn AsyncBufRead + Unpin + Send> = if from_stdin {
+    let mut reader: Box<dyn AsyncBufRead + Unpin + Send> = if from_stdin {
         Box::new(BufReader::new(tokio::io::stdin()))
     } else {
         let f = tokio::fs::File::open(&args.file)
@@ -90,7 +90,6 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     // Lines are read as bytes: one that is not UTF-8 fails alone, like any malformed line. A
     // line over MAX_LINE_BYTES fails alone too, and only its first MAX_LINE_BYTES are held.
-    let mut reader = reader;
     let mut raw = Vec::new();
     let mut results = Vec::new();
     let (mut stored, mut deduped, mut failed) = (0usize, 0usize, 0usize);
