@@ -744,14 +744,8 @@ impl SqliteStore {
         .await;
         let (key, retired, generation) = match staged {
             Ok(staged) => staged,
-            Err(e) => {
-                // Nothing was written: roll back (the insert too). The cached rows stay valid
-                // once the rollback is known to be done.
-                if tx.rollback().await.is_ok() {
-                    pending.drop_rows();
-                }
-                return Err(e);
-            }
+            // Nothing was written: roll back (the insert too).
+            Err(e) => return Err(roll_back(tx, pending, e).await),
         };
         tx.commit().await.map_err(db_err)?;
         pending.drop_rows();
@@ -951,6 +945,20 @@ fn keys_in_namespace(ns: &Namespace, window: Option<(i64, i64)>) -> QueryBuilder
         qb.push_bind(end);
     }
     qb
+}
+
+/// Rolls `tx` back after `e`, which failed it before anything was committed, and returns `e`.
+/// The rows `pending` names stay cached once the rollback is known to be done; when it fails,
+/// `pending` is dropped unfinished and taints them.
+async fn roll_back(
+    tx: Transaction<'_, Sqlite>,
+    pending: crate::cache::Write<'_>,
+    e: Error,
+) -> Error {
+    if tx.rollback().await.is_ok() {
+        pending.drop_rows();
+    }
+    e
 }
 
 /// Applies `changes` in order inside `tx`, each one statement that changes the row only when it
@@ -1159,12 +1167,7 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let changed = match apply_status_changes(&mut tx, ns, changes).await {
             Ok(changed) => changed,
-            Err(e) => {
-                if tx.rollback().await.is_ok() {
-                    pending.drop_rows();
-                }
-                return Err(e);
-            }
+            Err(e) => return Err(roll_back(tx, pending, e).await),
         };
         let sql = format!(
             "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
@@ -1242,12 +1245,7 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let changed = match apply_status_changes(&mut tx, ns, changes).await {
             Ok(changed) => changed,
-            Err(e) => {
-                if tx.rollback().await.is_ok() {
-                    pending.drop_rows();
-                }
-                return Err(e);
-            }
+            Err(e) => return Err(roll_back(tx, pending, e).await),
         };
         tx.commit().await.map_err(db_err)?;
         pending.drop_rows();
