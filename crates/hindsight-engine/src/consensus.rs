@@ -160,8 +160,6 @@ impl ConsensusCheck for RuleConsensus {
 struct Vote<T> {
     /// Trust weight of the deciding tier (`None`: no judges).
     top: Option<f32>,
-    /// Contradicting voters in the deciding tier.
-    against: usize,
     /// Voters in the deciding tier.
     voters: usize,
     /// Contradicting judges in every tier.
@@ -186,25 +184,31 @@ fn tiered_vote<T>(
         .collect();
     let top = judged.iter().map(|j| j.0).max_by(f32::total_cmp);
     let against_all = judged.iter().filter(|j| j.1).count();
-    let tier: Vec<(bool, T)> = judged
-        .into_iter()
-        .filter(|j| Some(j.0) == top)
-        .map(|(_, a, j)| (a, j))
-        .collect();
+    let (mut voters, mut contradicting) = (0, Vec::new());
+    for (_, against, j) in judged.into_iter().filter(|j| Some(j.0) == top) {
+        voters += 1;
+        if against {
+            contradicting.push(j);
+        }
+    }
     Vote {
         top,
-        against: tier.iter().filter(|j| j.0).count(),
-        voters: tier.len(),
+        voters,
         against_all,
-        contradicting: tier.into_iter().filter(|j| j.0).map(|(_, j)| j).collect(),
+        contradicting,
     }
 }
 
 impl<T> Vote<T> {
+    /// Contradicting voters in the deciding tier.
+    fn against(&self) -> usize {
+        self.contradicting.len()
+    }
+
     /// The claim is condemned: at least `min` judges contradict it, and a majority of the
     /// deciding tier does.
     fn condemns(&self, min: usize) -> bool {
-        self.against_all >= min.max(1) && self.against >= 1 && self.against * 2 > self.voters
+        self.against_all >= min.max(1) && self.against() * 2 > self.voters
     }
 }
 
@@ -387,9 +391,9 @@ impl Engine {
                 |n| check.contradicts(n, m),
             );
             let flag = if vote.condemns(c.min_contradicting) {
-                let contradicting = vote.contradicting;
+                let contradicting = &vote.contradicting;
                 let lesson = if c.record_lessons && record {
-                    match self.record_lesson(m, &vector, &contradicting, now).await {
+                    match self.record_lesson(m, &vector, contradicting, now).await {
                         Ok(id) => Some(id),
                         Err(e) => {
                             warn!(namespace = %ns, id = %m.id, error = %e, "could not record a guard lesson");
@@ -402,7 +406,8 @@ impl Engine {
                 Some(ConsensusFlag {
                     reason: format!(
                         "asserts an instruction that contradicts {} of the {} most trusted memories on the same topic",
-                        vote.against, vote.voters
+                        vote.against(),
+                        vote.voters
                     ),
                     contradicted_by: contradicting.iter().map(|n| n.id.clone()).collect(),
                     lesson,
@@ -560,7 +565,7 @@ mod tests {
     fn vote(judges: &[(f32, &'static str, bool)]) -> (usize, usize, Vec<&'static str>) {
         let v = tiered_vote(judges.iter().map(|&(t, id, a)| (t, (id, a))), |j| j.1);
         (
-            v.against,
+            v.against(),
             v.voters,
             v.contradicting.into_iter().map(|j| j.0).collect(),
         )
@@ -621,8 +626,8 @@ mod tests {
             more.extend(below.iter().enumerate().map(|(i, &(t, a))| (t, 100 + i, a)));
             let v0 = tiered_vote(base.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
             let v1 = tiered_vote(more.iter().map(|&(t, i, a)| (t, (i, a))), |j| j.1);
-            proptest::prop_assert_eq!((v0.against, v0.voters), (v1.against, v1.voters));
-            proptest::prop_assert_eq!(v1.contradicting.len(), v1.against);
+            proptest::prop_assert_eq!((v0.against(), v0.voters), (v1.against(), v1.voters));
+            proptest::prop_assert_eq!(v1.against(), top.iter().filter(|&&a| a).count());
             proptest::prop_assert_eq!(
                 v1.against_all,
                 top.iter().chain(below.iter().map(|b| &b.1)).filter(|&&a| a).count()
