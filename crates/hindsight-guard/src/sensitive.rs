@@ -25,9 +25,11 @@
 //! digits), UK National Insurance numbers, SSNs named as such with spaces or none, and passport
 //! and driving-licence numbers named as such. Chinese mobiles named as order or shipment numbers
 //! ("订单号1881234…") are not phones; cards of lengths other than 15 and 16 digits need a card word
-//! just before them. Not detected: passwords of plain words ("password is correcthorsebattery"
-//! reads like "password is internationalized"), numbers spelled out in words, and unlabelled
-//! tokens in command output.
+//! just before them. A password of plain letters counts in prose when it is quoted, of mixed
+//! case, or ends its clause and is not a word that describes a password ("the Wi-Fi password is
+//! sunshine, ask me" is one; "the password is required", "password is case sensitive" are not),
+//! and so does a passphrase of three to eight lower-case words ending its clause. Not detected:
+//! numbers spelled out in words, and unlabelled tokens in command output.
 //!
 //! The patterns added in session 24 were developed on `datasets/secrets-dev` (an independent
 //! development set) and measured once on the held-out `datasets/secrets`.
@@ -133,6 +135,14 @@ enum Check {
     /// A password given in prose ("the Wi-Fi password at home is X"): a digit or symbol, and
     /// not a URL or a path.
     ProsePassword,
+    /// A password given in prose that may be plain letters ("the Wi-Fi password is sunshine,
+    /// ask me"): a [`Check::ProsePassword`] value, or a word that is quoted, of mixed case, or
+    /// ends its clause and is not a word that describes a password ("password is required.",
+    /// "password is case sensitive", "password is stored in the vault").
+    PlainPassword,
+    /// A passphrase of three to eight lower-case words ending its clause, none of them a
+    /// function word or a word of a rule ("the passphrase is four random words").
+    Passphrase,
     /// A named document number (passport, licence): 6-18 letters and digits, with at least 6
     /// digits, or at least one digit in a value of 8 or more characters (letter-heavy formats
     /// such as UK driving licences), and not a compact date.
@@ -279,8 +289,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // In prose: "the Wi-Fi password at home is X", "password for Ann is X", "password 1234".
         d(
             Password,
-            r#"(?i:password|passcode|passphrase)\b[^.\n:：=]{0,40}?\s(?:is|was)\s+(?:literally\s+|still\s+|now\s+)?["'“‘]?(?P<v>[^\s"'”’]{3,64}[^\s"'”’.,;:!?)])"#,
-            ProsePassword,
+            r#"(?i:password|passcode|passphrase|wi-?fi key)\b[^.\n:：=]{0,40}?\s(?:is|was)\s+(?:literally\s+|still\s+|now\s+|just\s+|simply\s+)?["'“‘]?(?P<v>[^\s"'”’]{3,64}[^\s"'”’.,;:!?)–—])"#,
+            PlainPassword,
+        ),
+        // "she set her password to sunflower", "changed the Wi-Fi password to Tr0ub4dor".
+        d(
+            Password,
+            r#"(?i:\b(?:set|changed?|updated?|reset)\b[^.\n]{0,30}?\b(?:password|passcode|passphrase)\s+to\s+)["'“‘]?(?P<v>[^\s"'”’]{2,63}[^\s"'”’.,;:!?)–—])"#,
+            PlainPassword,
+        ),
+        d(
+            Password,
+            r#"(?i:passphrase|pass phrase)\b[^.\n:：=]{0,40}?\s(?:is|was)\s+["'“‘]?(?P<v>[a-z]+(?: [a-z]+){2,7})"#,
+            Passphrase,
         ),
         d(
             Password,
@@ -314,6 +335,13 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             Password,
             r#"(?:密码|口令)(?:[^，。,.\n]{0,6}?(?:改成了?|改为))?\s*["'“]?(?P<v>[A-Za-z0-9!@#$%^&*_\-.~+=]{4,64})"#,
             ProsePassword,
+        ),
+        // A plain-letter value in Chinese prose ("备用密码就是“sunshine”", "WiFi密码是 dragon"),
+        // held to the same words as English prose.
+        d(
+            Password,
+            r#"(?:密码|口令)[^，。,.\n]{0,4}?(?:是|为)\s*["'“‘「]?(?P<v>[A-Za-z]{3,64})"#,
+            PlainPassword,
         ),
         // A value mixing Chinese characters with digits ("密码是：猫咪2023"), not a rule about
         // passwords ("密码为6位数字").
@@ -585,6 +613,23 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
                     .chars()
                     .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
         }
+        Check::PlainPassword => {
+            passes(Check::ProsePassword, text, start, end, value)
+                || (value.chars().all(|c| c.is_ascii_alphabetic())
+                    && !PASSWORD_RULE_EN
+                        .is_match(after_password_word(window_before(text, start, 40)))
+                    && (quoted(text, start, end)
+                        || mixed_case(value)
+                        || (ends_clause(text, end) && !describes_password(value))))
+        }
+        Check::Passphrase => {
+            let words: Vec<&str> = value.split(' ').collect();
+            !PASSWORD_RULE_EN.is_match(after_password_word(window_before(text, start, 40)))
+                && (quoted(text, start, end) || ends_clause(text, end))
+                && !words
+                    .iter()
+                    .any(|w| FUNCTION_WORDS.contains(w) || PASSPHRASE_RULE_WORDS.contains(w))
+        }
         Check::DocumentNumber => {
             let digits = value.chars().filter(char::is_ascii_digit).count();
             passes(Check::AlnumBounded, text, start, end, value)
@@ -728,6 +773,232 @@ fn after_password_word(window: &str) -> &str {
         .last()
         .map_or(window, |m| &window[m.end()..])
 }
+
+/// The value sits between matching quotes (`"x"`, `'x'`, `“x”`, `‘x’`, `「x」`).
+fn quoted(text: &str, start: usize, end: usize) -> bool {
+    matches!(
+        (prev_char(text, start), next_char(text, end)),
+        (Some('"'), Some('"'))
+            | (Some('\''), Some('\''))
+            | (Some('“'), Some('”'))
+            | (Some('‘'), Some('’'))
+            | (Some('「'), Some('」'))
+    )
+}
+
+/// Lower- and upper-case letters mixed past the first letter ("NJWgZC", "SunFlower"): not a word
+/// of prose.
+fn mixed_case(value: &str) -> bool {
+    value.chars().any(|c| c.is_ascii_lowercase())
+        && value.chars().skip(1).any(|c| c.is_ascii_uppercase())
+}
+
+/// Nothing of the clause follows the value: the end of the text or line, a clause mark (`. , ;
+/// ! ? : ) ( – —`, a dash set off by a space), a conjunction, or a CJK character (Chinese prose
+/// around an ASCII value). "password is case sensitive" and "password is stored in the vault"
+/// continue the clause.
+fn ends_clause(text: &str, end: usize) -> bool {
+    let rest = &text[end..];
+    let after = rest.trim_start_matches([' ', '\t']);
+    let spaced = after.len() < rest.len();
+    match after.chars().next() {
+        None
+        | Some('\n' | '\r' | '.' | ',' | ';' | '!' | '?' | ':' | ')' | '(' | '–' | '—' | '…') => {
+            true
+        }
+        Some('-') => spaced,
+        Some(c) if !c.is_ascii() => true,
+        Some(_) => {
+            let word: String = after
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect::<String>()
+                .to_ascii_lowercase();
+            spaced && matches!(word.as_str(), "and" | "but" | "so" | "then")
+        }
+    }
+}
+
+/// A word that says something about a password rather than being one ("required", "wrong",
+/// "expired", "the"): the listed words, and English adjective and participle endings.
+fn describes_password(value: &str) -> bool {
+    let w = value.to_ascii_lowercase();
+    DESCRIBING_WORDS.contains(&w.as_str())
+        || FUNCTION_WORDS.contains(&w.as_str())
+        || [
+            "ed", "ing", "able", "ible", "ive", "ous", "ful", "less", "ly", "al",
+        ]
+        .iter()
+        .any(|suffix| w.len() > suffix.len() + 2 && w.ends_with(suffix))
+}
+
+/// Words that describe a password in "the password is X" (besides the endings
+/// [`describes_password`] checks).
+const DESCRIBING_WORDS: &[&str] = &[
+    "required",
+    "mandatory",
+    "compulsory",
+    "necessary",
+    "needed",
+    "optional",
+    "wrong",
+    "right",
+    "correct",
+    "incorrect",
+    "valid",
+    "invalid",
+    "strong",
+    "weak",
+    "secure",
+    "insecure",
+    "safe",
+    "unsafe",
+    "good",
+    "bad",
+    "fine",
+    "ok",
+    "okay",
+    "great",
+    "terrible",
+    "simple",
+    "complex",
+    "easy",
+    "hard",
+    "tricky",
+    "long",
+    "short",
+    "enough",
+    "new",
+    "old",
+    "same",
+    "different",
+    "default",
+    "temporary",
+    "blank",
+    "empty",
+    "null",
+    "none",
+    "nil",
+    "missing",
+    "unset",
+    "gone",
+    "lost",
+    "public",
+    "private",
+    "secret",
+    "hidden",
+    "visible",
+    "unique",
+    "random",
+    "known",
+    "unknown",
+    "forgotten",
+    "stolen",
+    "broken",
+    "written",
+    "given",
+    "taken",
+    "shown",
+    "chosen",
+    "frozen",
+    "mine",
+    "yours",
+    "his",
+    "hers",
+    "ours",
+    "theirs",
+    "here",
+    "there",
+    "below",
+    "above",
+    "attached",
+    "enclosed",
+    "ready",
+    "set",
+    "reset",
+    "due",
+    "sensitive",
+    "plaintext",
+    "cleartext",
+    "lowercase",
+    "uppercase",
+    "numeric",
+    "alphanumeric",
+    "generic",
+    "basic",
+    "automatic",
+    "static",
+    "dynamic",
+    "whatever",
+    "unchanged",
+    "obvious",
+    "too",
+    "very",
+    "still",
+    "now",
+    "also",
+    "just",
+    "only",
+    "never",
+    "always",
+    "already",
+    "again",
+    "what",
+    "which",
+    "who",
+    "something",
+    "anything",
+    "nothing",
+    "everything",
+    "case",
+    "current",
+    "present",
+    "absent",
+    "pending",
+    "overdue",
+    "outdated",
+    "expired",
+    "weakest",
+    "strongest",
+    "better",
+    "worse",
+    "best",
+    "worst",
+    "shorter",
+    "longer",
+];
+
+/// Words that do not stand in a password or a passphrase of plain words: articles,
+/// prepositions, pronouns, auxiliaries and conjunctions.
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "an", "in", "on", "at", "to", "of", "for", "with", "by", "from", "into", "onto",
+    "about", "as", "and", "or", "but", "nor", "not", "no", "is", "are", "was", "were", "be",
+    "been", "being", "it", "its", "this", "that", "these", "those", "my", "your", "our", "their",
+    "her", "him", "them", "us", "we", "you", "they", "he", "she", "i", "me", "do", "does", "did",
+    "has", "have", "had", "will", "would", "can", "could", "should", "must", "may", "might", "if",
+    "when", "than", "then", "so", "such", "via", "under", "over", "after", "before", "every",
+    "each", "all", "any", "some", "only", "just", "also", "still", "now",
+];
+
+/// Words of a rule about passphrases ("the passphrase is four random words").
+const PASSPHRASE_RULE_WORDS: &[&str] = &[
+    "word",
+    "words",
+    "character",
+    "characters",
+    "letter",
+    "letters",
+    "digit",
+    "digits",
+    "number",
+    "numbers",
+    "symbol",
+    "symbols",
+    "long",
+    "random",
+    "required",
+    "optional",
+];
 
 static PASSWORD_WORD: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i:password|passwd|pwd|passcode|passphrase)|密码|口令"));
@@ -978,6 +1249,71 @@ mod tests {
         );
         check("支付密码为6位数字", &[]);
         check("密码是8位数字，每90天更换一次", &[]);
+    }
+
+    #[test]
+    fn passwords_of_plain_words() {
+        // A word that ends its clause, or is quoted, or of mixed case, is the password.
+        for (text, value) in [
+            (
+                "The Wi-Fi password is sunshine, ask me if you forget.",
+                "sunshine",
+            ),
+            (
+                "Priya's laptop password is literally mustang – all lowercase.",
+                "mustang",
+            ),
+            (
+                "The guest network password is correcthorsebattery",
+                "correcthorsebattery",
+            ),
+            ("the NAS password was dragon.", "dragon"),
+            ("The password is kitten and the username is ann.", "kitten"),
+            (
+                "The webinar passcode is NJWgZC share it only with attendees",
+                "NJWgZC",
+            ),
+            ("The password is \"tulips\" with no capitals", "tulips"),
+            ("She set her password to sunflower.", "sunflower"),
+            (
+                "we changed the router password to Tr0ub4dor&3 last night",
+                "Tr0ub4dor&3",
+            ),
+            ("郭倩说自己的备用密码就是“sunshine”，全小写。", "sunshine"),
+            ("WiFi密码是 dragonfly", "dragonfly"),
+            (
+                "The passphrase for the backup key is eleven tundra thunder meadow falcon. Keep it.",
+                "eleven tundra thunder meadow falcon",
+            ),
+        ] {
+            check(text, &[(Password, value)]);
+        }
+        // Words that describe a password, or a clause that goes on, are not one.
+        for text in [
+            "The password is required.",
+            "Your password is incorrect, try again.",
+            "The password is case sensitive.",
+            "The password is stored in the vault.",
+            "The password was reset yesterday.",
+            "The password is the same as last time.",
+            "The password is too short.",
+            "The password was compromised, so we rotated it.",
+            "The password is mandatory for admins.",
+            "Her password is whatever she wants.",
+            "The password is long enough.",
+            "The password is weak - change it.",
+            "The password is expiring soon.",
+            "Password is optional.",
+            "The passphrase is four random words.",
+            "The passphrase is stored in the team vault.",
+            "The passphrase length is twelve words minimum.",
+            "We set the password to expire every 90 days.",
+            "They changed the password to something stronger.",
+            "密码是必填项",
+            "The password is unchanged.",
+        ] {
+            check(text, &[]);
+        }
     }
 
     #[test]
