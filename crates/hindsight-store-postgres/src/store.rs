@@ -94,8 +94,10 @@ impl PgConfig {
 /// few SQL statements and several processes can share a store.
 ///
 /// - Vector path: `ORDER BY embedding <=> $q` (cosine distance) served by HNSW (pgvector ≥ 0.5,
-///   with `hnsw.iterative_scan = strict_order` on ≥ 0.8 so filtered queries still fill `k`), or
-///   IVFFlat built by [`PostgresStore::ensure_ann_index`] on older versions.
+///   with `hnsw.iterative_scan = strict_order` on ≥ 0.8 so filtered queries scan on), or
+///   IVFFlat built by [`PostgresStore::ensure_ann_index`] on older versions. An index scan that
+///   returns fewer than `k` rows is run again without index scans, exactly: the scan gives up
+///   (`hnsw.max_scan_tuples`) when the planner takes a filter few rows pass for a common one.
 /// - Keyword path: a precomputed `tsvector` of hindsight's own tokens, `ts_rank_cd` over an OR of
 ///   the query terms.
 /// - Structured path: candidates selected in SQL (case-insensitive entity values, time window,
@@ -821,14 +823,36 @@ impl Store for PostgresStore {
         }
         // ORDER BY the distance alone so the ANN index can serve it; ties are broken by id below,
         // descending like the fusion's and the metrics' (trec_eval's) order.
-        let mut qb = QueryBuilder::<Postgres>::new("SELECT id, embedding <=> ");
-        qb.push_bind(Vector::from(query.to_vec()));
-        qb.push(" AS dist FROM memories WHERE namespace = ");
-        qb.push_bind(ns.as_str().to_owned());
-        push_filter(&mut qb, filter)?;
-        qb.push(" ORDER BY dist LIMIT ");
-        qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
-        let rows = qb.build().fetch_all(&mut *tx).await.map_err(db_err)?;
+        let search = || -> Result<QueryBuilder<Postgres>> {
+            let mut qb = QueryBuilder::<Postgres>::new("SELECT id, embedding <=> ");
+            qb.push_bind(Vector::from(query.to_vec()));
+            qb.push(" AS dist FROM memories WHERE namespace = ");
+            qb.push_bind(ns.as_str().to_owned());
+            push_filter(&mut qb, filter)?;
+            qb.push(" ORDER BY dist LIMIT ");
+            qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
+            Ok(qb)
+        };
+        let mut rows = search()?
+            .build()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        if rows.len() < k && self.ann != AnnIndex::Exact {
+            // Fewer than `k`: either fewer rows pass, or the index scan gave up before it reached
+            // them (HNSW stops after `hnsw.max_scan_tuples`, IVFFlat after its probes, when the
+            // planner took a selective filter for a common one). The exact plan answers both;
+            // it reads only the rows of the namespace that pass.
+            sqlx::query("SET LOCAL enable_indexscan = off")
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            rows = search()?
+                .build()
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db_err)?;
+        }
         tx.commit().await.map_err(db_err)?;
         let mut hits = Vec::with_capacity(rows.len());
         for r in &rows {

@@ -353,3 +353,87 @@ async fn a_namespace_lease_excludes_other_handles_until_dropped() {
     drop(held);
     drop(c.lock_namespace(&one).await.expect("granted once released"));
 }
+
+/// A filter few rows pass, where the planner's estimate says many do: `big` holds 2,500 episodes
+/// near the query and 5 warnings far from it, `other` 2,500 warnings near it, so "namespace big,
+/// kind warning" looks like a quarter of the table and the planner walks the HNSW index. The
+/// scan gives up after `hnsw.max_scan_tuples` rows (set low here so a small table shows what a
+/// large one does at the default 20,000) having found no warning of `big`; the vector path must
+/// still return all five.
+#[tokio::test]
+async fn a_selective_filter_still_fills_k_when_the_hnsw_scan_gives_up() {
+    let Some(url) = common::pg_url() else { return };
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{sep}options=-c%20hnsw.max_scan_tuples%3D20");
+    let cfg = common::fresh_config(&url, "hnswfill", ExactDuplicates::Allow);
+    let s = space("conformance-test", 8);
+    let _cleanup = common::DropSchema {
+        config: cfg.clone(),
+        space: s.clone(),
+    };
+    let store = PostgresStore::connect(cfg, s).await.expect("open");
+    assert_eq!(store.ann_index(), AnnIndex::Hnsw);
+    let near = |i: usize| {
+        let mut v = axis(0);
+        v[1 + i % 7] = 0.01 * (1 + i % 13) as f32;
+        unit(&v)
+    };
+    let mut items = Vec::new();
+    for i in 0..2500 {
+        let episode = memory(
+            "big",
+            &format!("e{i:04}"),
+            MemoryKind::Episodic,
+            &format!("episode {i}"),
+        );
+        let elsewhere = memory(
+            "other",
+            &format!("o{i:04}"),
+            MemoryKind::Warning,
+            &format!("warning {i}"),
+        );
+        items.push((episode, near(i)));
+        items.push((elsewhere, near(i + 1)));
+    }
+    for i in 0..5 {
+        items.push((
+            memory(
+                "big",
+                &format!("w{i}"),
+                MemoryKind::Warning,
+                &format!("far warning {i}"),
+            ),
+            unit(&axis(3 + i % 4)),
+        ));
+    }
+    store.insert_batch(&items).await.expect("import");
+    store.ensure_ann_index().await.expect("index");
+    // The statistics autovacuum gathers on a live table, taken now.
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let analyze = format!("ANALYZE {}.memories", store.schema());
+    sqlx::query(sqlx::AssertSqlSafe(analyze))
+        .execute(&pool)
+        .await
+        .expect("analyze");
+    let warnings = Filter {
+        kinds: vec![MemoryKind::Warning],
+        ..Filter::default()
+    };
+    let hits = store
+        .vector_search(&ns("big"), &axis(0), 10, &warnings)
+        .await
+        .expect("search");
+    let mut ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["w0", "w1", "w2", "w3", "w4"], "{hits:?}");
+    // And the order stays the distance's: the unfiltered search still comes from the index.
+    let all = store
+        .vector_search(&ns("big"), &axis(0), 3, &Filter::default())
+        .await
+        .expect("search");
+    assert_eq!(all.len(), 3);
+    assert!(
+        all.iter().all(|h| h.id.as_str().starts_with('e')),
+        "{all:?}"
+    );
+}
