@@ -111,3 +111,38 @@ fn no_text_crosses_roles_or_held_out_sets() {
         "texts shared across roles: {crossings:?}"
     );
 }
+
+/// The secrets sets keep their roles too: the development set (`secrets-dev`, which detectors
+/// are developed on) shares no text and no secret value with the held-out `secrets` and
+/// `secrets-fresh`, nor do the two held-out sets with each other.
+#[test]
+fn no_text_or_secret_crosses_the_secrets_sets() {
+    let sets = ["secrets-dev", "secrets", "secrets-fresh"];
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    let mut crossings = Vec::new();
+    for name in sets {
+        let dir = datasets().join(name);
+        let (records, issues) = hindsight_guard::load_secrets(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        assert!(issues.is_empty(), "{name}: malformed lines {issues:?}");
+        assert!(!records.is_empty(), "{name}: no records");
+        let mut own = HashSet::new();
+        for r in &records {
+            let mut keys = vec![format!("text:{}", key(&r.text))];
+            keys.extend(r.secrets.iter().map(|s| format!("value:{}", s.value)));
+            for k in keys {
+                if let Some(first) = seen.get(&k) {
+                    crossings.push(format!("{name} {}: {k} also in {first}", r.id));
+                }
+                own.insert(k);
+            }
+        }
+        for k in own {
+            seen.insert(k, name);
+        }
+    }
+    assert!(
+        crossings.is_empty(),
+        "shared across secrets sets: {crossings:?}"
+    );
+}

@@ -318,12 +318,19 @@ pub async fn guard_section(
         "poisoning evaluation",
         poisoning(dataset, guard, embedders, quick).await,
     );
-    let secrets = corpus_dir.with_file_name("secrets");
-    let redaction = if secrets.join(CORPUS_FILE).is_file() {
-        reported("redaction evaluation", redaction_report(&secrets))
-    } else {
-        None
+    let secrets_set = |name: &str| {
+        let dir = corpus_dir.with_file_name(name);
+        if dir.join(CORPUS_FILE).is_file() {
+            reported(
+                &format!("redaction evaluation ({name})"),
+                redaction_report(&dir),
+            )
+        } else {
+            None
+        }
     };
+    let redaction = secrets_set("secrets");
+    let redaction_fresh = secrets_set("secrets-fresh");
     Ok(GuardSection {
         catch,
         e2e,
@@ -333,6 +340,7 @@ pub async fn guard_section(
         codes,
         fresh,
         redaction,
+        redaction_fresh,
     })
 }
 
@@ -373,7 +381,7 @@ pub fn print_section(s: &GuardSection) {
             c.balanced_accuracy
         );
     }
-    if let Some(r) = &s.redaction {
+    for r in [&s.redaction, &s.redaction_fresh].into_iter().flatten() {
         print_redaction(r);
     }
     if let Some(e) = &s.e2e {

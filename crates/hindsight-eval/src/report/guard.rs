@@ -42,6 +42,10 @@ pub struct GuardSection {
     /// Redaction of labelled secrets (`datasets/secrets`), by the write path's detector.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redaction: Option<RedactionReport>,
+    /// Redaction on the second held-out secrets set (`datasets/secrets-fresh`, written in session
+    /// 26 by an author who saw no detector, dataset or code; never used to develop a detector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redaction_fresh: Option<RedactionReport>,
 }
 
 /// How well the write path's redaction finds labelled secrets, per type. Rates carry Wilson
@@ -446,7 +450,10 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             });
         }
     }
-    if let Some(r) = &section.redaction {
+    for r in [&section.redaction, &section.redaction_fresh]
+        .into_iter()
+        .flatten()
+    {
         let mut rows: Vec<Vec<String>> = r
             .by_type
             .iter()
@@ -604,6 +611,7 @@ mod tests {
                 precision: rate(200, 150),
                 hard_negatives_redacted: rate(100, 7),
             }),
+            redaction_fresh: None,
         };
         let mut with_select = section.clone();
         let mut select = section.catch.clone().expect("catch");
@@ -616,7 +624,16 @@ mod tests {
         let mut codes = section.catch.clone().expect("catch");
         codes.tpr = Rate::default();
         with_select.codes = Some(codes);
+        let mut fresh_secrets = section.redaction.clone().expect("redaction");
+        fresh_secrets.corpus = "secrets-fresh".into();
+        fresh_secrets.records = 366;
+        with_select.redaction_fresh = Some(fresh_secrets);
         let md = guard_markdown(&with_select);
+        assert!(
+            md.contains("Redaction of labelled secrets (secrets: 300 texts")
+                && md.contains("Redaction of labelled secrets (secrets-fresh: 366 texts"),
+            "both secrets sets get a table: {md}"
+        );
         assert!(
             md.contains("| TPR (all attacks) | 0 | 0 | n/a (no attacks) |"),
             "a set without attacks has no catch rate: {md}"

@@ -306,6 +306,7 @@ fn guard_section_is_rendered() {
         select: None,
         codes: None,
         redaction: None,
+        redaction_fresh: None,
         e2e: Some(GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
             targeted_queries: 40,
