@@ -134,6 +134,7 @@ macro_rules! working_memory_conformance_tests {
             set_get_roundtrip,
             set_overwrites,
             ttl_expiry,
+            ttl_out_of_range_is_invalid_input,
             get_all_ordered_by_key,
             clear_key_and_session,
             namespace_and_session_isolation,

@@ -212,6 +212,33 @@ pub async fn ttl_expiry(factory: &dyn WorkingMemoryFactory) {
     );
 }
 
+/// A TTL under 1 ms, or one past the representable dates, is invalid input (and stores
+/// nothing); the longest sane TTL is kept.
+pub async fn ttl_out_of_range_is_invalid_input(factory: &dyn WorkingMemoryFactory) {
+    let wm = open(factory).await;
+    let wm = &*wm;
+    let n = ns("wm-a");
+    for ttl in [
+        Duration::ZERO,
+        Duration::from_micros(500),
+        Duration::from_secs(10u64.pow(13)),
+    ] {
+        let err = wm
+            .set(&n, "s1", "k", "v", Some(ttl))
+            .await
+            .expect_err("a TTL out of range");
+        assert_eq!(
+            err.kind,
+            hindsight_core::ErrorKind::InvalidInput,
+            "{ttl:?}: {err}"
+        );
+    }
+    assert_eq!(get_value(wm, &n, "s1", "k").await, None, "nothing stored");
+    let year = Duration::from_secs(366 * 24 * 3600);
+    set(wm, &n, "s1", "k", "v", Some(year)).await;
+    assert_eq!(get_value(wm, &n, "s1", "k").await.as_deref(), Some("v"));
+}
+
 /// `get_all` returns every live entry of the session ordered by key (not insertion order), and
 /// nothing for an unknown session.
 pub async fn get_all_ordered_by_key(factory: &dyn WorkingMemoryFactory) {

@@ -48,4 +48,4 @@ pub use memory::{
 };
 pub use store::{NamespaceLease, PathHit, PathHits, PathKind, StatusChange, Store, StoreStats};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};
-pub use working::{WorkingEntry, WorkingMemory};
+pub use working::{WorkingEntry, WorkingMemory, expires_at};

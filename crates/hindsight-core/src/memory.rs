@@ -374,6 +374,35 @@ fn is_blank(s: &str) -> bool {
     })
 }
 
+/// Free text (content, context, tags, entities) may hold any character but NUL: PostgreSQL's
+/// `text` and `jsonb` cannot store it, so every backend refuses it alike, before anything is
+/// written.
+fn refuse_nul<'a>(field: &str, texts: impl IntoIterator<Item = &'a str>) -> Result<(), Error> {
+    if texts.into_iter().any(|t| t.contains('\0')) {
+        return Err(Error::invalid(field, "contains a NUL character (U+0000)"));
+    }
+    Ok(())
+}
+
+/// [`refuse_nul`] over the free-text fields a write or a patch carries.
+fn refuse_nul_fields(
+    content: Option<&str>,
+    context: Option<&str>,
+    tags: Option<&[String]>,
+    entities: Option<&BTreeMap<String, String>>,
+) -> Result<(), Error> {
+    refuse_nul("content", content)?;
+    refuse_nul("context", context)?;
+    refuse_nul("tags", tags.into_iter().flatten().map(String::as_str))?;
+    refuse_nul(
+        "entities",
+        entities
+            .into_iter()
+            .flatten()
+            .flat_map(|(k, v)| [k.as_str(), v.as_str()]),
+    )
+}
+
 fn validate_label(field: &str, s: &str, max: usize) -> Result<(), Error> {
     if s.trim().is_empty() {
         return Err(Error::invalid(field, "must not be empty"));
@@ -453,7 +482,12 @@ impl NewMemory {
                 return Err(Error::invalid("entities", "entity keys must not be empty"));
             }
         }
-        Ok(())
+        refuse_nul_fields(
+            Some(&self.content),
+            Some(&self.context),
+            Some(&self.tags),
+            Some(&self.entities),
+        )
     }
 
     /// Importance: explicit, else derived from signals, else `default`.
@@ -507,7 +541,12 @@ impl MemoryPatch {
                 format!("must be in [0, 1], got {i}"),
             ));
         }
-        Ok(())
+        refuse_nul_fields(
+            self.content.as_deref(),
+            self.context.as_deref(),
+            self.tags.as_deref(),
+            self.entities.as_ref(),
+        )
     }
 
     /// Applies the patch in place.
@@ -645,6 +684,47 @@ mod tests {
                 .to_string()
                 .contains("importance")
         );
+    }
+
+    #[test]
+    fn nul_is_refused_in_every_free_text_field() {
+        let ok = NewMemory::new("ns", MemoryKind::Semantic, "tab\tand\nnewline are text");
+        assert!(ok.validate().is_ok());
+        type Case = (&'static str, fn(&mut NewMemory));
+        let cases: [Case; 5] = [
+            ("content", |m| m.content = "a\0b".into()),
+            ("context", |m| m.context = "\0".into()),
+            ("tags", |m| m.tags = vec!["t\0".into()]),
+            ("entities", |m| {
+                m.entities.insert("k\0".into(), "v".into());
+            }),
+            ("entities", |m| {
+                m.entities.insert("k".into(), "v\0".into());
+            }),
+        ];
+        for (field, set) in cases {
+            let mut m = ok.clone();
+            set(&mut m);
+            let err = m.validate().expect_err("NUL");
+            assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+            assert!(err.to_string().contains(field), "{field}: {err}");
+        }
+        let patch = MemoryPatch {
+            tags: Some(vec!["ok".into(), "\0".into()]),
+            ..MemoryPatch::default()
+        };
+        assert!(
+            patch
+                .validate()
+                .expect_err("NUL")
+                .to_string()
+                .contains("tags")
+        );
+        let patch = MemoryPatch {
+            content: Some("fine".into()),
+            ..MemoryPatch::default()
+        };
+        assert!(patch.validate().is_ok());
     }
 
     #[test]

@@ -50,12 +50,7 @@ impl WorkingMemory for InProcessWorkingMemory {
         if key.is_empty() {
             return Err(Error::invalid("key", "must not be empty"));
         }
-        let expires_at = match ttl {
-            Some(d) => Some(
-                Utc::now() + chrono::Duration::from_std(d).map_err(|e| Error::invalid("ttl", e))?,
-            ),
-            None => None,
-        };
+        let expires_at = hindsight_core::expires_at(Utc::now(), ttl)?;
         let entry = WorkingEntry {
             session_id: session.to_owned(),
             key: key.to_owned(),

@@ -186,22 +186,9 @@ impl WorkingMemory for RedisWorkingMemory {
         ttl: Option<Duration>,
     ) -> Result<WorkingEntry> {
         check_names(session, Some(key))?;
-        let ttl_ms = match ttl {
-            Some(d) => {
-                let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-                if ms == 0 {
-                    return Err(Error::invalid("ttl", "must be at least 1 ms"));
-                }
-                ms
-            }
-            None => 0,
-        };
-        let expires_at = match ttl {
-            Some(d) => Some(
-                Utc::now() + chrono::Duration::from_std(d).map_err(|e| Error::invalid("ttl", e))?,
-            ),
-            None => None,
-        };
+        let expires_at = hindsight_core::expires_at(Utc::now(), ttl)?;
+        // 0 = no TTL; `expires_at` refused anything under 1 ms.
+        let ttl_ms = ttl.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let payload = serde_json::to_string(&Stored {
             value: value.to_owned(),
             expires_at,
