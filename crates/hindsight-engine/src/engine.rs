@@ -161,6 +161,18 @@ impl SearchTimings {
 }
 
 /// The time since `*clock`, restarting it.
+/// Runs a store write as its own task and waits for it: a caller dropped while it runs (a
+/// timeout, a closed connection) leaves the write to finish, so a backend never has its commit
+/// landed and the state it derives from it (the embedded store's in-memory indexes) not updated.
+/// Whatever the task holds (the namespace lock) is held until it ends.
+pub(crate) async fn spawn_store_write<T: Send + 'static>(
+    write: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    tokio::spawn(write)
+        .await
+        .map_err(|e| Error::backend(format!("store write task failed: {e}")))?
+}
+
 fn lap(clock: &mut Instant) -> Duration {
     let now = Instant::now();
     let d = now - *clock;
@@ -1198,33 +1210,39 @@ impl Engine {
             memory.status_reason = Some(format!("contradicted by {later}, which is dated later"));
             info!(namespace = %new.namespace, %later, "an earlier-dated write contradicts a later memory: stored as superseded");
         }
-        let written = async {
-            // The new memory and the ones it contradicts change together: never two active
-            // versions, never a stored memory whose id the caller does not get.
-            self.store
+        // The new memory and the ones it contradicts change together: never two active
+        // versions, never a stored memory whose id the caller does not get. The insert and the
+        // publish run as their own task, holding the namespace lock until the insert is done: a
+        // caller that gives up (a timeout, a dropped connection) cuts neither a backend's commit
+        // from the derived state it updates after it (the embedded store's vector and keyword
+        // indexes) nor the lock short of the insert.
+        let (store, stored, stored_vector, retired) = (
+            Arc::clone(&self.store),
+            memory.clone(),
+            vector.clone(),
+            superseded.clone(),
+        );
+        let insert_took = spawn_store_write(async move {
+            let started = Instant::now();
+            store
                 .insert_superseding_unpublished(
-                    &memory,
-                    &vector,
-                    &superseded,
+                    &stored,
+                    &stored_vector,
+                    &retired,
                     "contradicted by a newer memory",
                 )
                 .await?;
-            // The publish runs as its own task from here on: a caller that gives up (a timeout,
-            // a dropped connection) still leaves the write visible to every path. It may start
-            // committing before the lock is released; writes that queue meanwhile share the
-            // next commit.
-            let store = Arc::clone(&self.store);
-            Ok::<_, Error>(tokio::spawn(async move { store.publish().await }))
-        }
-        .await;
-        timings.insert = lap(&mut clock);
-        // The next write's placement needs the memory in the vector path, which has it; only
-        // the keyword index waits for a commit, which writers that queued meanwhile share.
-        drop(_guard);
-        written?
-            .await
-            .map_err(|e| Error::backend(format!("publish task failed: {e}")))??;
-        timings.publish = lap(&mut clock);
+            let took = started.elapsed();
+            // The next write's placement needs the memory in the vector path, which has it;
+            // only the keyword index waits for a commit, which writers that queued meanwhile
+            // share.
+            drop(_guard);
+            store.publish().await?;
+            Ok(took)
+        })
+        .await?;
+        timings.insert = insert_took;
+        timings.publish = lap(&mut clock).saturating_sub(insert_took);
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
         Ok(StoreOutcome {
             id,
@@ -1846,12 +1864,9 @@ impl Engine {
             ));
         }
         // Compare-and-set: a status changed by another process since the read is refused.
+        let change = StatusChange::new(id.clone(), m.status, Status::Forgotten).reason(reason);
         let m = self
-            .store
-            .set_statuses(
-                ns,
-                &[StatusChange::new(id.clone(), m.status, Status::Forgotten).reason(reason)],
-            )
+            .set_statuses_held(_guard, ns, vec![change])
             .await
             .and_then(StatusChange::last)?;
         info!(namespace = %ns, %id, reason, "forgot memory");
@@ -1949,8 +1964,7 @@ impl Engine {
             StatusChange::retire_all(&retired, id, &format!("{id} was restored by revert"));
         changes.push(StatusChange::new(id.clone(), m.status, Status::Active).reason(reason));
         let restored = self
-            .store
-            .set_statuses(ns, &changes)
+            .set_statuses_held(_guard, ns, changes)
             .await
             .and_then(StatusChange::last)?;
         if !retired.is_empty() {
@@ -1958,6 +1972,22 @@ impl Engine {
         }
         info!(namespace = %ns, %id, "reverted memory to active");
         Ok(restored)
+    }
+
+    /// [`Store::set_statuses`] as its own task ([`spawn_store_write`]), holding `lock` until it
+    /// ends.
+    pub(crate) async fn set_statuses_held(
+        &self,
+        lock: NamespaceWriteLock,
+        ns: &Namespace,
+        changes: Vec<StatusChange>,
+    ) -> Result<Vec<Memory>> {
+        let (store, ns) = (Arc::clone(&self.store), ns.clone());
+        spawn_store_write(async move {
+            let _lock = lock;
+            store.set_statuses(&ns, &changes).await
+        })
+        .await
     }
 
     /// Hard-deletes forgotten memories (only those), logged.

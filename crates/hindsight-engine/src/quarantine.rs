@@ -13,7 +13,7 @@ use hindsight_core::{
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use crate::engine::{Engine, as_new_memory};
+use crate::engine::{Engine, NamespaceWriteLock, as_new_memory};
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
 /// `guard quarantine: {reason} | categories=a,b | score=0.930 | source=external`
@@ -257,14 +257,14 @@ impl Engine {
     /// process) stays released, and the caller gets a `Conflict`.
     async fn forget_quarantined(
         &self,
+        lock: NamespaceWriteLock,
         ns: &Namespace,
         id: &MemoryId,
         reason: String,
     ) -> Result<Memory> {
         let change =
             StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten).reason(reason);
-        self.store
-            .set_statuses(ns, &[change])
+        self.set_statuses_held(lock, ns, vec![change])
             .await
             .and_then(StatusChange::last)
     }
@@ -316,7 +316,7 @@ impl Engine {
                 "released from quarantine by operator ({operator_note}) as a duplicate of {top}{}",
                 was(&m)
             );
-            let memory = self.forget_quarantined(ns, id, reason).await?;
+            let memory = self.forget_quarantined(_guard, ns, id, reason).await?;
             info!(namespace = %ns, %id, duplicate_of = %top, "released quarantined memory as a duplicate");
             return Ok(ReleaseOutcome {
                 memory,
@@ -345,8 +345,7 @@ impl Engine {
             StatusChange::new(id.clone(), Status::Quarantined, Status::Active).reason(reason),
         );
         let memory = self
-            .store
-            .set_statuses(ns, &changes)
+            .set_statuses_held(_guard, ns, changes)
             .await
             .and_then(StatusChange::last)?;
         info!(namespace = %ns, %id, superseded = superseded.len(), "released quarantined memory");
@@ -376,7 +375,7 @@ impl Engine {
         let _guard = self.lock_writes(ns).await?;
         let m = self.get_quarantined(ns, id).await?;
         let reason = format!("{DISCARDED}: {operator_note}{}", was(&m));
-        let m = self.forget_quarantined(ns, id, reason).await?;
+        let m = self.forget_quarantined(_guard, ns, id, reason).await?;
         info!(namespace = %ns, %id, "discarded quarantined memory");
         Ok(m)
     }

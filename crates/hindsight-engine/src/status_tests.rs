@@ -55,6 +55,17 @@ struct Hooked {
     /// Given this context by "another writer" as the next namespace lease is taken (after the
     /// caller read the memory, before it re-reads it under the lock).
     context_on_lease: Mutex<Option<(MemoryId, String)>>,
+    /// How long an insert or a status write waits before it reaches the store (a slow commit).
+    stall_writes: Mutex<Option<std::time::Duration>>,
+}
+
+impl Hooked {
+    async fn stall(&self) {
+        let stall = *self.stall_writes.lock().unwrap();
+        if let Some(d) = stall {
+            tokio::time::sleep(d).await;
+        }
+    }
 }
 
 impl Hooked {
@@ -118,6 +129,7 @@ impl Store for Hooked {
                 .await?;
         }
         self.status_write(superseded.iter())?;
+        self.stall().await;
         self.inner
             .insert_superseding_unpublished(memory, vector, superseded, reason)
             .await
@@ -180,6 +192,7 @@ impl Store for Hooked {
     }
     async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
         self.status_write(changes.iter().map(|c| &c.id))?;
+        self.stall().await;
         self.inner.set_statuses(ns, changes).await
     }
     async fn record_access(
@@ -277,6 +290,7 @@ async fn setup(quarantine_tea: bool) -> (Engine, Arc<Hooked>) {
         lock: OnceLock::new(),
         lock_held: Mutex::default(),
         context_on_lease: Mutex::default(),
+        stall_writes: Mutex::default(),
     });
     let mut builder = Engine::builder(store.clone(), emb);
     if quarantine_tea {
@@ -289,6 +303,55 @@ async fn setup(quarantine_tea: bool) -> (Engine, Arc<Hooked>) {
 
 async fn status(engine: &Engine, id: &MemoryId) -> Status {
     engine.store().get(&ns(), id).await.unwrap().unwrap().status
+}
+
+/// A caller that gives up while its write runs (a timeout, a closed connection) does not cut
+/// the write short: the memory lands in the database and in every retrieval path, and a forget
+/// given up on still forgets. Before, the caller's future was the write: dropped mid-commit,
+/// the embedded store's transaction could land while its in-memory indexes never saw it.
+#[tokio::test]
+async fn a_write_whose_caller_gives_up_still_lands_everywhere() {
+    use std::time::Duration;
+    let (engine, store) = setup(false).await;
+    *store.stall_writes.lock().unwrap() = Some(Duration::from_millis(200));
+    let id = MemoryId::new("coffee-1");
+    let new = NewMemory {
+        id: Some(id.clone()),
+        ..mem(COFFEE)
+    };
+    let gave_up = tokio::time::timeout(Duration::from_millis(20), engine.store_memory(new, now()));
+    assert!(
+        gave_up.await.is_err(),
+        "the caller gave up before the write"
+    );
+    // The namespace stays locked until the insert is done: the next write waits for it and
+    // then finds it (a near-duplicate is merged, not stored twice).
+    *store.stall_writes.lock().unwrap() = None;
+    let again = engine.store_memory(mem(COFFEE), now()).await.unwrap();
+    assert!(again.deduplicated && again.id == id, "{again:?}");
+    let s = engine.store();
+    let vector = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let by_vector = s
+        .vector_search(&ns(), &vector, 5, &Filter::default())
+        .await
+        .unwrap();
+    let by_keyword = s
+        .keyword_search(&ns(), "coffee", 5, &Filter::default())
+        .await
+        .unwrap();
+    assert!(by_vector.iter().any(|h| h.id == id), "{by_vector:?}");
+    assert!(by_keyword.iter().any(|h| h.id == id), "{by_keyword:?}");
+
+    *store.stall_writes.lock().unwrap() = Some(Duration::from_millis(200));
+    let n = ns();
+    let forget = engine.forget(&n, &id, "user asked");
+    let gave_up = tokio::time::timeout(Duration::from_millis(20), forget);
+    assert!(
+        gave_up.await.is_err(),
+        "the caller gave up before the forget"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(status(&engine, &id).await, Status::Forgotten);
 }
 
 /// Revert restores a superseded memory and retires the version in force in one change: when
