@@ -105,6 +105,7 @@ macro_rules! store_conformance_tests {
             keyword_search_words_cjk_identifiers,
             structured_search_signals_and_ranking,
             structured_search_popular_entity_keeps_best_matches,
+            structured_search_folds_ascii_case_only,
             namespace_isolation_holds_for_random_stores,
         }
     };

@@ -100,7 +100,8 @@ impl Filter {
 }
 
 /// Soft signals extracted from a query (ids, relative times, tag and kind hints) that the
-/// structured path scores. A memory found by the structured path matched at least one signal.
+/// structured path scores. A memory found by the structured path matched at least one signal,
+/// and one of the selective ones (identifier, entity, time) when the query has any.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StructuredQuery {
@@ -210,8 +211,15 @@ impl StructuredQuery {
             }
         }
         s += weights::ENTITY * entity_hits as f32;
-        if self.time_range.is_some_and(|r| r.contains(created_at)) {
+        let in_window = self.time_range.is_some_and(|r| r.contains(created_at));
+        if in_window {
             s += weights::TIME;
+        }
+        // With an identifier, entity or time signal in the query, a memory must match one of
+        // them: tag and kind hints only add to its score (every backend fetches its candidates
+        // by the selective signals then, so a hint never enumerates a namespace).
+        if self.has_selective_signal() && entity_hits == 0 && !in_window {
+            return 0.0;
         }
         s += weights::TAG
             * self
@@ -260,5 +268,60 @@ mod tests {
             end: t(4000, 1, 1),
         };
         assert_eq!(future.nanos_bounds(), (i64::MAX, i64::MAX));
+    }
+
+    #[test]
+    fn hints_only_add_to_a_selective_match() {
+        let at = Utc
+            .with_ymd_and_hms(2026, 1, 2, 0, 0, 0)
+            .single()
+            .expect("date");
+        let tagged = |entity: Option<&str>| {
+            let entities: BTreeMap<String, String> = entity
+                .map(|v| ("ticket".to_owned(), v.to_owned()))
+                .into_iter()
+                .collect();
+            (vec!["Rollback".to_owned()], entities)
+        };
+        let hints = StructuredQuery {
+            tags: vec!["rollback".into()],
+            kinds: vec![MemoryKind::Warning],
+            ..StructuredQuery::default()
+        };
+        let (tags, none) = tagged(None);
+        assert_eq!(
+            hints.score_fields(MemoryKind::Warning, at, &tags, &none),
+            0.5
+        );
+        let selective = StructuredQuery {
+            identifiers: vec!["OPS-9".into()],
+            ..hints.clone()
+        };
+        // The hints alone no longer find it; with the identifier they add to its score.
+        assert_eq!(
+            selective.score_fields(MemoryKind::Warning, at, &tags, &none),
+            0.0
+        );
+        let (tags, ops) = tagged(Some("ops-9"));
+        assert_eq!(
+            selective.score_fields(MemoryKind::Warning, at, &tags, &ops),
+            1.5
+        );
+        let window = StructuredQuery {
+            time_range: Some(TimeRange {
+                start: at,
+                end: at + chrono::Duration::days(1),
+            }),
+            ..hints
+        };
+        assert_eq!(
+            window.score_fields(MemoryKind::Warning, at, &tags, &none),
+            1.0
+        );
+        let later = at + chrono::Duration::days(2);
+        assert_eq!(
+            window.score_fields(MemoryKind::Warning, later, &tags, &none),
+            0.0
+        );
     }
 }

@@ -407,8 +407,10 @@ pub trait Store: Send + Sync + fmt::Debug {
         filter: &Filter,
     ) -> Result<PathHits>;
 
-    /// Structured path: memories matching at least one signal, ranked by
-    /// [`StructuredQuery::score`] then recency (newest first), then id.
+    /// Structured path: memories matching at least one signal (one of the identifier, entity
+    /// and time signals when the query has any: tag and kind hints then only add to the score),
+    /// that is scoring above 0 by [`StructuredQuery::score`], ranked by that score then recency
+    /// (newest first), then id.
     async fn structured_search(
         &self,
         ns: &Namespace,

@@ -916,8 +916,11 @@ impl Store for PostgresStore {
         if k == 0 || query.is_empty() {
             return Ok(Vec::new());
         }
-        // Candidates: a superset of the memories with a positive score (SQL `lower` folds at least
-        // what `eq_ignore_ascii_case` folds); the reference scoring below decides.
+        // Candidates: a superset of the memories with a positive score; the reference scoring
+        // below decides. Both sides fold ASCII letters only, as `eq_ignore_ascii_case` does:
+        // `lower()` under the C collation, `to_ascii_lowercase` here (the database's own
+        // collation folds non-ASCII letters its own way: `lower('ΟΔΟΣ')` is 'οδοσ', Rust's is
+        // 'οδος', and an exact match was lost).
         let mut qb = QueryBuilder::<Postgres>::new(format!(
             "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = "
         ));
@@ -927,22 +930,22 @@ impl Store for PostgresStore {
             qb.push(" AND (FALSE");
             if !query.identifiers.is_empty() {
                 qb.push(
-                    " OR EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value) = ANY(",
+                    " OR EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value COLLATE \"C\") = ANY(",
                 );
                 qb.push_bind(
                     query
                         .identifiers
                         .iter()
-                        .map(|i| i.to_lowercase())
+                        .map(|i| i.to_ascii_lowercase())
                         .collect::<Vec<_>>(),
                 );
                 qb.push("))");
             }
             for (key, value) in &query.entities {
-                qb.push(" OR lower(memories.entities ->> ");
+                qb.push(" OR lower((memories.entities ->> ");
                 qb.push_bind(key.clone());
-                qb.push(") = ");
-                qb.push_bind(value.to_lowercase());
+                qb.push(") COLLATE \"C\") = ");
+                qb.push_bind(value.to_ascii_lowercase());
             }
             if let Some(r) = query.time_range {
                 let (start, end) = r.nanos_bounds();
@@ -970,13 +973,13 @@ impl Store for PostgresStore {
             }
             if !query.tags.is_empty() {
                 qb.push(
-                    " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags) t WHERE lower(t) = ANY(",
+                    " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags) t WHERE lower(t COLLATE \"C\") = ANY(",
                 );
                 qb.push_bind(
                     query
                         .tags
                         .iter()
-                        .map(|t| t.to_lowercase())
+                        .map(|t| t.to_ascii_lowercase())
                         .collect::<Vec<_>>(),
                 );
                 qb.push("))");

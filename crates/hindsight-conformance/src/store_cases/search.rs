@@ -1285,3 +1285,96 @@ pub async fn structured_search_popular_entity_keeps_best_matches(factory: &dyn S
         assert_structured(s, &what, &hits, &want);
     }
 }
+
+/// The structured path folds ASCII case only (`eq_ignore_ascii_case`), in every backend: a value
+/// byte-identical to a stored entity or tag is found whatever its script (`İST-34`, `ΟΔΟΣ-5`,
+/// `Ärger-1`), ASCII letters match in either case (`ops-9`), and non-ASCII letters in another
+/// case do not (`ärger-1`). A database's own case folding (PostgreSQL's `lower()` under a UTF-8
+/// collation turns `ΟΔΟΣ` into `οδοσ`, Rust into `οδος`) lost the exact matches.
+pub async fn structured_search_folds_ascii_case_only(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let items = vec![
+        (
+            memory("ns-a", "u-ist", MemoryKind::Semantic, "plate")
+                .entity("plate", "İST-34")
+                .created(at(1, 0)),
+            axis(1),
+        ),
+        (
+            memory("ns-a", "u-odos", MemoryKind::Semantic, "road")
+                .entity("road", "ΟΔΟΣ-5")
+                .created(at(2, 0)),
+            axis(2),
+        ),
+        (
+            memory("ns-a", "u-arger", MemoryKind::Semantic, "ticket")
+                .entity("ref", "Ärger-1")
+                .created(at(3, 0)),
+            axis(3),
+        ),
+        (
+            memory("ns-a", "u-ops", MemoryKind::Semantic, "ops ticket")
+                .entity("ticket", "OPS-9")
+                .tags(&["Ünïcode"])
+                .created(at(4, 0)),
+            axis(4),
+        ),
+    ];
+    insert_all(s, &items).await;
+    flush(s).await;
+    let known: BTreeMap<_, _> = by_id(&items).into_iter().collect();
+    let all: Vec<&Memory> = known.values().collect();
+    let ident = |v: &str| StructuredQuery {
+        identifiers: vec![v.into()],
+        ..StructuredQuery::default()
+    };
+    let cases = [
+        ("identifier İST-34", ident("İST-34"), Some("u-ist")),
+        ("identifier ΟΔΟΣ-5", ident("ΟΔΟΣ-5"), Some("u-odos")),
+        ("identifier ops-9", ident("ops-9"), Some("u-ops")),
+        ("identifier ärger-1", ident("ärger-1"), None),
+        (
+            "entity ref=Ärger-1",
+            StructuredQuery {
+                entities: BTreeMap::from([("ref".into(), "Ärger-1".into())]),
+                ..StructuredQuery::default()
+            },
+            Some("u-arger"),
+        ),
+        (
+            "entity road=ΟΔΟΣ-5 with tag Ünïcode",
+            StructuredQuery {
+                entities: BTreeMap::from([("road".into(), "ΟΔΟΣ-5".into())]),
+                tags: vec!["Ünïcode".into()],
+                ..StructuredQuery::default()
+            },
+            Some("u-odos"),
+        ),
+        (
+            "tag Ünïcode alone",
+            StructuredQuery {
+                tags: vec!["Ünïcode".into()],
+                ..StructuredQuery::default()
+            },
+            Some("u-ops"),
+        ),
+    ];
+    for (label, q, best) in cases {
+        let what = format!("structured_search non-ASCII, {label}");
+        let hits = ok(
+            s,
+            &what,
+            s.structured_search(&a, &q, 5, &Filter::default()).await,
+        );
+        check_hits(s, &what, &hits, 5, &known, &Filter::default());
+        let want = structured_expectation(&q, &all);
+        assert_eq!(
+            want.first().map(|(id, _)| id.as_str()),
+            best,
+            "the reference ranking for {label}"
+        );
+        assert_structured(s, &what, &hits, &want);
+    }
+}
