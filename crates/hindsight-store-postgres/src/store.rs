@@ -160,6 +160,59 @@ fn validate_memory(m: &Memory) -> Result<()> {
 /// The text whose 64-bit hash keys `ns`'s advisory lock. The schema is part of it, so stores in
 /// other schemas of one database do not wait for each other (a hash collision only serialises two
 /// namespaces' writes, never merges their data).
+/// `StructuredQuery::score` in SQL over the `memories` row (for a query with a selective
+/// signal; the WHERE clause has already required one): identifiers and entity constraints 1
+/// each, the time window 0.5, each tag 0.25 and the kind 0.25, all folding ASCII case only.
+fn push_structured_score(qb: &mut QueryBuilder<Postgres>, query: &StructuredQuery) {
+    use hindsight_core::structured_weights as w;
+    let ascii_lower = |v: &[String]| v.iter().map(|x| x.to_ascii_lowercase()).collect::<Vec<_>>();
+    qb.push("(0");
+    if !query.identifiers.is_empty() {
+        qb.push(format!(" + {} * (SELECT count(*) FROM unnest(", w::ENTITY));
+        qb.push_bind(ascii_lower(&query.identifiers));
+        qb.push(
+            "::text[]) AS q(v) WHERE EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value COLLATE \"C\") = q.v))",
+        );
+    }
+    for (key, value) in &query.entities {
+        qb.push(format!(
+            " + {} * (CASE WHEN lower((memories.entities ->> ",
+            w::ENTITY
+        ));
+        qb.push_bind(key.clone());
+        qb.push(") COLLATE \"C\") = ");
+        qb.push_bind(value.to_ascii_lowercase());
+        qb.push(" THEN 1 ELSE 0 END)");
+    }
+    if let Some(r) = query.time_range {
+        let (start, end) = r.nanos_bounds();
+        qb.push(format!(" + {} * (CASE WHEN created_at >= ", w::TIME));
+        qb.push_bind(start);
+        qb.push(" AND created_at < ");
+        qb.push_bind(end);
+        qb.push(" THEN 1 ELSE 0 END)");
+    }
+    if !query.tags.is_empty() {
+        qb.push(format!(" + {} * (SELECT count(*) FROM unnest(", w::TAG));
+        qb.push_bind(ascii_lower(&query.tags));
+        qb.push(
+            "::text[]) AS q(v) WHERE EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags) t WHERE lower(t COLLATE \"C\") = q.v))",
+        );
+    }
+    if !query.kinds.is_empty() {
+        qb.push(format!(" + {} * (CASE WHEN kind = ANY(", w::KIND));
+        qb.push_bind(
+            query
+                .kinds
+                .iter()
+                .map(|k| k.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        );
+        qb.push(") THEN 1 ELSE 0 END)");
+    }
+    qb.push(")");
+}
+
 fn namespace_lock_key(schema: &str, ns: &Namespace) -> String {
     format!("hindsight namespace {schema}/{ns}")
 }
@@ -955,7 +1008,14 @@ impl Store for PostgresStore {
                 qb.push_bind(end);
                 qb.push(")");
             }
-            qb.push(")");
+            // Ranked in SQL by the same score `StructuredQuery::score` computes (weights 1, 0.5
+            // and 0.25 are exact in floating point), newest first, then id, and capped like the
+            // embedded backend's sources: a popular entity or a wide window returns `10 k` rows,
+            // not every match in the namespace. `rank` below re-scores them exactly.
+            qb.push(") ORDER BY ");
+            push_structured_score(&mut qb, query);
+            qb.push(" DESC, created_at DESC, id LIMIT ");
+            qb.push_bind(i64::try_from(k.saturating_mul(10)).unwrap_or(i64::MAX));
         } else {
             // Tag/kind hints alone: the newest matching memories only, so a hint never enumerates
             // a namespace (the same cap as the embedded backend).
