@@ -87,6 +87,7 @@ macro_rules! store_conformance_tests {
             get_many_keeps_order_and_skips_missing,
             get_many_sees_every_write,
             wrong_dimension_is_embedding_mismatch,
+            timestamps_outside_the_storable_range_are_invalid_input,
             update_applies_patch,
             scan_pages_in_id_order,
             namespaces_stats_and_flush,

@@ -120,6 +120,8 @@ impl Store for RefStore {
         let mut batch_ids = HashSet::new();
         for (m, v) in items {
             self.check_dim(v)?;
+            hindsight_core::storable_nanos("created_at", m.created_at)?;
+            hindsight_core::storable_nanos("last_accessed_at", m.last_accessed_at)?;
             if rows.contains_key(&m.id) || !batch_ids.insert(m.id.clone()) {
                 return Err(Error::conflict(format!("id {} exists", m.id)));
             }
@@ -194,6 +196,7 @@ impl Store for RefStore {
         ids: &[MemoryId],
         at: DateTime<Utc>,
     ) -> Result<()> {
+        hindsight_core::storable_nanos("at", at)?;
         let mut rows = self.rows();
         for id in ids {
             if let Ok(m) = in_ns(&mut rows, ns, id) {

@@ -62,7 +62,8 @@ impl QdrantConfig {
     /// The port defaults to 6334 (Qdrant's gRPC port). Query parameters: `prefix=NAME` (collection
     /// prefix, `[A-Za-z0-9_-]`), `api_key=KEY`. Unknown parameters are errors naming them.
     pub fn from_url(url: &str) -> Result<Self> {
-        let bad = |what: &str| Error::invalid("backend", format!("{what} in Qdrant URL {url:?}"));
+        let shown = redact_api_key(url);
+        let bad = |what: &str| Error::invalid("backend", format!("{what} in Qdrant URL {shown:?}"));
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| bad("no scheme (expected qdrant://HOST:PORT)"))?;
@@ -177,6 +178,22 @@ pub fn parse_collection_name<'a>(prefix: &str, name: &'a str) -> Option<(&'a str
     Some((model, dim.parse().ok()?))
 }
 
+/// `url` with the value of its `api_key` parameter replaced by `***`, for error messages (which
+/// reach logs and MCP clients).
+fn redact_api_key(url: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some(("api_key", _)) => "api_key=***".to_owned(),
+            _ => p.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", params.join("&"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,6 +261,19 @@ mod tests {
         ] {
             let e = QdrantConfig::from_url(url).expect_err(url);
             assert!(e.message.contains(needle), "{url}: {}", e.message);
+        }
+        // An error names the URL without its key.
+        for url in [
+            "qdrant://h:port?api_key=s3cret",
+            "ftp://h:1?api_key=s3cret&prefix=a",
+            "qdrant://h:1?colection=x&api_key=s3cret",
+        ] {
+            let e = QdrantConfig::from_url(url).expect_err(url);
+            assert!(
+                !e.message.contains("s3cret") && e.message.contains("api_key=***"),
+                "{}",
+                e.message
+            );
         }
     }
 

@@ -64,6 +64,9 @@ fn strings(items: impl IntoIterator<Item = String>) -> Value {
 
 /// The payload stored with a memory.
 pub fn to_payload(m: &Memory) -> Result<HashMap<String, Value>> {
+    // The range the SQL backends can store (nanoseconds in an i64), refused alike here.
+    hindsight_core::storable_nanos("created_at", m.created_at)?;
+    hindsight_core::storable_nanos("last_accessed_at", m.last_accessed_at)?;
     let json = serde_json::to_string(m)
         .map_err(|e| Error::backend(format!("cannot encode memory {}: {e}", m.id)))?;
     let mut p: HashMap<String, Value> = HashMap::new();
@@ -246,6 +249,18 @@ mod tests {
         assert_ne!(entity_pair("a,b", "c"), entity_pair("a", "b,c"));
         assert_ne!(entity_pair("a\"", "b"), entity_pair("a", "\"b"));
         assert_eq!(entity_pair("k", "v"), r#"["k","v"]"#);
+    }
+
+    #[test]
+    fn timestamps_the_sql_backends_cannot_store_are_refused() {
+        let mut m = sample();
+        m.created_at = DateTime::from_timestamp(0, 0).expect("epoch") + Duration::days(300 * 366);
+        let err = to_payload(&m).expect_err("2270 is out of range");
+        assert_eq!(err.kind, hindsight_core::ErrorKind::InvalidInput, "{err}");
+        let mut m = sample();
+        m.last_accessed_at =
+            DateTime::from_timestamp(0, 0).expect("epoch") - Duration::days(300 * 366);
+        assert!(to_payload(&m).is_err(), "1670 is out of range");
     }
 
     #[test]

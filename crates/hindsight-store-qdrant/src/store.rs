@@ -754,6 +754,7 @@ impl Store for QdrantStore {
         ids: &[MemoryId],
         at: DateTime<Utc>,
     ) -> Result<()> {
+        hindsight_core::storable_nanos("at", at)?;
         if ids.is_empty() {
             return Ok(());
         }

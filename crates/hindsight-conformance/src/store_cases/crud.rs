@@ -1065,3 +1065,65 @@ pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFact
         );
     }
 }
+
+/// Timestamps outside what the SQL backends store (nanoseconds in an i64: 1677-2262) are
+/// invalid input in every backend: a memory created or last accessed out of range stores
+/// nothing (alone or in a batch), and an access recorded out of range changes nothing.
+pub async fn timestamps_outside_the_storable_range_are_invalid_input(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let a = ns("ns-a");
+    let far = at(0, 0) + chrono::Duration::days(300 * 366);
+    let early = at(0, 0) - chrono::Duration::days(400 * 366);
+    let created = memory("ns-a", "t-created", MemoryKind::Semantic, "from the future").created(far);
+    let mut accessed = memory(
+        "ns-a",
+        "t-accessed",
+        MemoryKind::Semantic,
+        "read in the past",
+    );
+    accessed.last_accessed_at = early;
+    for m in [&created, &accessed] {
+        expect_err(
+            s,
+            &format!("insert of {}", m.id),
+            ErrorKind::InvalidInput,
+            s.insert(m, &axis(0)).await,
+        );
+        assert_eq!(
+            ok(s, "get", s.get(&a, &m.id).await),
+            None,
+            "{}",
+            s.backend_name()
+        );
+    }
+    let fine = memory("ns-a", "t-fine", MemoryKind::Semantic, "in range");
+    expect_err(
+        s,
+        "insert_batch with one memory out of range",
+        ErrorKind::InvalidInput,
+        s.insert_batch(&[(fine.clone(), axis(1)), (created.clone(), axis(2))])
+            .await,
+    );
+    assert_eq!(
+        ok(s, "get", s.get(&a, &fine.id).await),
+        None,
+        "{}",
+        s.backend_name()
+    );
+    ok(s, "insert", s.insert(&fine, &axis(1)).await);
+    expect_err(
+        s,
+        "record_access out of range",
+        ErrorKind::InvalidInput,
+        s.record_access(&a, std::slice::from_ref(&fine.id), far)
+            .await,
+    );
+    let stored = ok(s, "get", s.get(&a, &fine.id).await).expect("stored");
+    assert_eq!(
+        (stored.access_count, stored.last_accessed_at),
+        (fine.access_count, fine.last_accessed_at),
+        "{}: a refused access changes nothing",
+        s.backend_name()
+    );
+}

@@ -12,6 +12,7 @@ pub use crud::{
     get_many_keeps_order_and_skips_missing, get_many_sees_every_write,
     insert_batch_is_all_or_nothing, insert_get_roundtrip_preserves_every_field,
     namespaces_stats_and_flush, scan_pages_in_id_order,
+    timestamps_outside_the_storable_range_are_invalid_input,
     unpublished_inserts_are_found_after_publish, update_applies_patch,
     wrong_dimension_is_embedding_mismatch,
 };
