@@ -198,7 +198,8 @@ impl Store for RefStore {
     ) -> Result<()> {
         hindsight_core::storable_nanos("at", at)?;
         let mut rows = self.rows();
-        for id in ids {
+        let unique: HashSet<&MemoryId> = ids.iter().collect();
+        for id in unique {
             if let Ok(m) = in_ns(&mut rows, ns, id) {
                 m.access_count += 1;
                 m.last_accessed_at = m.last_accessed_at.max(m.created_at).max(at);

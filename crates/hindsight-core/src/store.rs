@@ -366,7 +366,8 @@ pub trait Store: Send + Sync + fmt::Debug {
     }
 
     /// Atomically increments `access_count` and advances `last_accessed_at` for each id (no lost
-    /// updates under concurrency). Unknown ids are ignored.
+    /// updates under concurrency), once per call however often the id is listed. Unknown ids
+    /// are ignored.
     ///
     /// `last_accessed_at` becomes the latest of its current value, `at` and `created_at`: it
     /// never moves backwards (deferred access rounds may land out of order, and a search may be

@@ -1265,10 +1265,14 @@ impl Store for SqliteStore {
         at: DateTime<Utc>,
     ) -> Result<()> {
         let at = to_nanos("at", at)?;
+        // Each id counts once per call, as in every backend, also when its duplicates would
+        // fall in different chunks.
+        let mut seen = HashSet::with_capacity(ids.len());
+        let ids: Vec<&MemoryId> = ids.iter().filter(|id| seen.insert(*id)).collect();
         for chunk in ids.chunks(IN_CHUNK) {
             let pending = self
                 .cache
-                .write(ns.as_str(), chunk.iter().map(MemoryId::as_str));
+                .write(ns.as_str(), chunk.iter().map(|id| id.as_str()));
             // One statement per chunk: SQLite applies it atomically, so concurrent callers never
             // lose increments.
             let mut qb = QueryBuilder::<Sqlite>::new(
