@@ -9,8 +9,8 @@
 #   docker run --rm -v hindsight-data:/data hindsight eval --out /data/reports
 
 # ---- build ------------------------------------------------------------------------------------
-# Cargo.lock pins crates that need rustc >= 1.95 (sysinfo 0.39, sqlx 0.9 needs 1.94), so the
-# workspace's `rust-version = "1.88"` is not enough to build the locked dependency set.
+# Cargo.lock pins crates that need rustc >= 1.95 (sysinfo 0.39; sqlx 0.9 needs 1.94), the
+# workspace's `rust-version`.
 FROM rust:1.95-bookworm AS builder
 WORKDIR /src
 

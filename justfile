@@ -1,5 +1,8 @@
 # hindsight task runner. Every recipe is a plain cargo command you can run without `just`.
 
+# `.env` (from `.env.example`, for docker compose) also gives `eval-pg` the compose database's login.
+set dotenv-load
+
 # Run the evaluation on every shipped dataset and write reports/ (fetches the model on first use).
 eval *ARGS:
     cargo run -p hindsight-cli -- eval {{ARGS}}
@@ -63,8 +66,9 @@ guard-eval:
 up:
     docker compose up -d --build
 
-# Evaluate against the compose PostgreSQL (or any: PG_URL=postgres://... just eval-pg).
-eval-pg url=env_var_or_default("PG_URL", "postgres://hindsight:change-me@127.0.0.1:5432/hindsight"):
+# Evaluate against the compose PostgreSQL, with the user, password, port and database from `.env`
+# (or any server: PG_URL=postgres://... just eval-pg).
+eval-pg url=env_var_or_default("PG_URL", "postgres://" + env_var_or_default("POSTGRES_USER", "hindsight") + ":" + env_var_or_default("POSTGRES_PASSWORD", "") + "@127.0.0.1:" + env_var_or_default("POSTGRES_PORT", "5432") + "/" + env_var_or_default("POSTGRES_DB", "hindsight")):
     cargo run -p hindsight-cli -- eval --backend {{url}} --out reports/backend-postgres
 
 # Evaluate against the compose Qdrant (gRPC port 6334).

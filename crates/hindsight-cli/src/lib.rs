@@ -24,7 +24,8 @@ pub struct Cli {
     /// Data directory of the embedded store (default: $HINDSIGHT_HOME/data).
     #[arg(long, global = true, env = "HINDSIGHT_DATA")]
     pub data: Option<PathBuf>,
-    /// Backend URL (`sqlite://DIR`); overrides --data.
+    /// Backend URL: `sqlite://DIR` (or `sqlite://:memory:`), `postgres://USER:PASSWORD@HOST/DB[?schema=NAME]`,
+    /// or `qdrant://HOST:PORT[?prefix=NAME&api_key=KEY]` (`qdrant+https://` for TLS); overrides --data.
     #[arg(long, global = true, env = "HINDSIGHT_BACKEND")]
     pub backend: Option<String>,
     /// Embedder: `minilm` (default; fetched on first use), `minilm:DIR`, `http://HOST/v1?model=NAME`,
