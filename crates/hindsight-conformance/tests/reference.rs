@@ -366,12 +366,7 @@ impl WorkingMemory for RefWorking {
         value: &str,
         ttl: Option<Duration>,
     ) -> Result<WorkingEntry> {
-        let expires_at = match ttl {
-            None => None,
-            Some(d) => Some(
-                Utc::now() + chrono::Duration::from_std(d).map_err(|e| Error::invalid("ttl", e))?,
-            ),
-        };
+        let expires_at = hindsight_core::expires_at(Utc::now(), ttl)?;
         let entry = WorkingEntry {
             session_id: session.into(),
             key: key.into(),
