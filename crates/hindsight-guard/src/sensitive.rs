@@ -140,8 +140,12 @@ enum Check {
     /// ends its clause and is not a word that describes a password ("password is required.",
     /// "password is case sensitive", "password is stored in the vault").
     PlainPassword,
+    /// "set her password to X": a [`Check::PlainPassword`] value, except that a capitalised
+    /// plain word must be quoted ("changed the password to Netflix" names a service).
+    PasswordTo,
     /// A passphrase of three to eight lower-case words ending its clause, none of them a
-    /// function word or a word of a rule ("the passphrase is four random words").
+    /// function word or a word of a rule ("the passphrase is four random words"), and not
+    /// starting with a word that describes one ("the passphrase was rotated last week").
     Passphrase,
     /// A named document number (passport, licence): 6-18 letters and digits, with at least 6
     /// digits, or at least one digit in a value of 8 or more characters (letter-heavy formats
@@ -289,14 +293,14 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // In prose: "the Wi-Fi password at home is X", "password for Ann is X", "password 1234".
         d(
             Password,
-            r#"(?i:password|passcode|passphrase|wi-?fi key)\b[^.\n:：=]{0,40}?\s(?:is|was)\s+(?:literally\s+|still\s+|now\s+|just\s+|simply\s+)?["'“‘]?(?P<v>[^\s"'”’]{3,64}[^\s"'”’.,;:!?)–—])"#,
+            r#"(?i:password|passcode|passphrase|wi-?fi key)\b[^.\n:：=]{0,40}?\s(?:is|was)\s+(?:literally\s+|still\s+|now\s+|just\s+|simply\s+)?["'“‘`*]{0,2}(?P<v>[^\s"'”’`*\[][^\s"'”’`]{2,63}[^\s"'”’.,;:!?)–—`*\]…])"#,
             PlainPassword,
         ),
         // "she set her password to sunflower", "changed the Wi-Fi password to Tr0ub4dor".
         d(
             Password,
-            r#"(?i:\b(?:set|changed?|updated?|reset)\b[^.\n]{0,30}?\b(?:password|passcode|passphrase)\s+to\s+)["'“‘]?(?P<v>[^\s"'”’]{2,63}[^\s"'”’.,;:!?)–—])"#,
-            PlainPassword,
+            r#"(?i:\b(?:set|changed?|updated?|reset)\b[^.\n]{0,30}?\b(?:password|passcode|passphrase)\s+to\s+)["'“‘`*]{0,2}(?P<v>[^\s"'”’`*\[][^\s"'”’`]{1,62}[^\s"'”’.,;:!?)–—`*\]…])"#,
+            PasswordTo,
         ),
         d(
             Password,
@@ -310,7 +314,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             Password,
-            r#"(?i:password|passwd|pwd|passcode|passphrase)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{4,64})"#,
+            r#"(?i:password|passwd|pwd|passcode|passphrase)\s+(?:is|was|set to|changed to)\s*:?\s*["'“]?(?P<v>[^\s"'”,，。;；]{3,63}[^\s"'”,，。;；…])"#,
             HasDigitOrSymbol,
         ),
         // A PIN is digits ("my pin is 4921"); "the LED pin is GPIO17" is wiring.
@@ -340,7 +344,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         // held to the same words as English prose.
         d(
             Password,
-            r#"(?:密码|口令)[^，。,.\n]{0,4}?(?:是|为)\s*["'“‘「]?(?P<v>[A-Za-z]{3,64})"#,
+            r#"(?:密码|口令)(?:也|就|还|都|应该|一般|现在)?(?:是|为)\s*["'“‘「]?(?P<v>[A-Za-z]{3,64})"#,
             PlainPassword,
         ),
         // A value mixing Chinese characters with digits ("密码是：猫咪2023"), not a rule about
@@ -613,19 +617,26 @@ fn passes(check: Check, text: &str, start: usize, end: usize, value: &str) -> bo
                     .chars()
                     .any(|c| c.is_ascii_digit() || (c.is_ascii_punctuation() && c != '.'))
         }
-        Check::PlainPassword => {
-            passes(Check::ProsePassword, text, start, end, value)
-                || (value.chars().all(|c| c.is_ascii_alphabetic())
-                    && !PASSWORD_RULE_EN
-                        .is_match(after_password_word(window_before(text, start, 40)))
-                    && (quoted(text, start, end)
-                        || mixed_case(value)
-                        || (ends_clause(text, end) && !describes_password(value))))
+        Check::PlainPassword | Check::PasswordTo => {
+            if passes(Check::ProsePassword, text, start, end, value) {
+                return true;
+            }
+            let plain = value.chars().all(|c| c.is_ascii_alphabetic());
+            let capitalised = value.starts_with(|c: char| c.is_ascii_uppercase());
+            plain
+                && names_the_password(text, start)
+                && (quoted(text, start, end)
+                    || mixed_case(value)
+                    || (ends_clause(text, end)
+                        && !describes_password(value)
+                        && !(matches!(check, Check::PasswordTo) && capitalised)))
         }
         Check::Passphrase => {
             let words: Vec<&str> = value.split(' ').collect();
-            !PASSWORD_RULE_EN.is_match(after_password_word(window_before(text, start, 40)))
-                && (quoted(text, start, end) || ends_clause(text, end))
+            names_the_password(text, start)
+                && (quoted(text, start, end)
+                    || (ends_clause(text, end)
+                        && !words.first().is_some_and(|w| describes_password(w))))
                 && !words
                     .iter()
                     .any(|w| FUNCTION_WORDS.contains(w) || PASSPHRASE_RULE_WORDS.contains(w))
@@ -793,10 +804,115 @@ fn mixed_case(value: &str) -> bool {
         && value.chars().skip(1).any(|c| c.is_ascii_uppercase())
 }
 
+/// The words between the password word and the value say the value is the password: no rule
+/// word ("password length is ..."), no clause break or conjunction ("asked for the password but
+/// Tom was busy"), and the password word is not the first half of a compound noun ("password
+/// manager is Bitwarden", "password reset is complete").
+fn names_the_password(text: &str, start: usize) -> bool {
+    let gap = after_password_word(window_before(text, start, 40));
+    let first = gap
+        .trim_start_matches([' ', '-'])
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    !PASSWORD_RULE_EN.is_match(gap)
+        && !gap.contains([',', ';', '，', '；'])
+        && !COMPOUND_NOUNS.contains(&first.as_str())
+        && !gap.split(|c: char| !c.is_ascii_alphabetic()).any(|w| {
+            ["but", "and", "so", "because", "while"]
+                .iter()
+                .any(|c| w.eq_ignore_ascii_case(c))
+        })
+}
+
+/// Nouns that make "password X" a thing other than the password ("the password manager is
+/// Bitwarden").
+const COMPOUND_NOUNS: &[&str] = &[
+    "manager",
+    "managers",
+    "reset",
+    "resets",
+    "hash",
+    "hashes",
+    "hashing",
+    "field",
+    "fields",
+    "prompt",
+    "policy",
+    "policies",
+    "requirement",
+    "requirements",
+    "reuse",
+    "issue",
+    "issues",
+    "change",
+    "changes",
+    "login",
+    "hint",
+    "hints",
+    "strength",
+    "length",
+    "rotation",
+    "expiry",
+    "protection",
+    "vault",
+    "file",
+    "files",
+    "box",
+    "dialog",
+    "page",
+    "screen",
+    "form",
+    "recovery",
+    "history",
+    "rule",
+    "rules",
+    "generator",
+    "list",
+    "store",
+    "storage",
+    "entry",
+    "input",
+    "update",
+    "check",
+    "checker",
+    "validation",
+    "complexity",
+    "spraying",
+    "attack",
+    "attacks",
+    "leak",
+    "leaks",
+    "breach",
+    "sharing",
+    "sync",
+    "database",
+    "table",
+    "column",
+    "flow",
+    "feature",
+    "setting",
+    "settings",
+    "option",
+    "problem",
+    "error",
+    "errors",
+    "bug",
+    "format",
+    "encryption",
+    "salt",
+    "mismatch",
+    "expiration",
+    "lockout",
+    "audit",
+    "tool",
+];
+
 /// Nothing of the clause follows the value: the end of the text or line, a clause mark (`. , ;
-/// ! ? : ) ( – —`, a dash set off by a space), a conjunction, or a CJK character (Chinese prose
-/// around an ASCII value). "password is case sensitive" and "password is stored in the vault"
-/// continue the clause.
+/// ! ? : ) ( – — …`, a dash set off by a space, CJK punctuation) or a conjunction. "password is
+/// case sensitive", "password is stored in the vault" and "密码是Vault里取的" continue the
+/// clause.
 fn ends_clause(text: &str, end: usize) -> bool {
     let rest = &text[end..];
     let after = rest.trim_start_matches([' ', '\t']);
@@ -807,7 +923,9 @@ fn ends_clause(text: &str, end: usize) -> bool {
             true
         }
         Some('-') => spaced,
-        Some(c) if !c.is_ascii() => true,
+        Some('，' | '。' | '；' | '！' | '？' | '、' | '：' | '）' | '」' | '』' | '”') => {
+            true
+        }
         Some(_) => {
             let word: String = after
                 .chars()
@@ -966,6 +1084,28 @@ const DESCRIBING_WORDS: &[&str] = &[
     "worst",
     "shorter",
     "longer",
+    "similar",
+    "elsewhere",
+    "weird",
+    "strange",
+    "odd",
+    "expire",
+    "expires",
+    "change",
+    "rotate",
+    "update",
+    "match",
+    "kept",
+    "sent",
+    "somewhere",
+    "complete",
+    "done",
+    "common",
+    "strict",
+    "back",
+    "busy",
+    "upset",
+    "fixed",
 ];
 
 /// Words that do not stand in a password or a passphrase of plain words: articles,
@@ -1311,9 +1451,40 @@ mod tests {
             "They changed the password to something stronger.",
             "密码是必填项",
             "The password is unchanged.",
+            // Found by a review of the first version: compound nouns, other clauses, services,
+            // descriptions of a passphrase, Chinese words around 是/为.
+            "The password manager is Bitwarden.",
+            "Our password manager is LastPass.",
+            "The password reset is complete.",
+            "Password reuse is common.",
+            "The password requirement is strict.",
+            "The password hash is bcrypt.",
+            "She asked for the password but Tom was busy.",
+            "Password reset done, but Tom was upset.",
+            "The password is similar.",
+            "I changed the password to Netflix.",
+            "I reset my password to Gmail and Slack.",
+            "We set the password to expire.",
+            "The passphrase was rotated last week.",
+            "The SSH key passphrase was reset last month.",
+            "The passphrase is kept offline somewhere safe.",
+            "Her passphrase was written down somewhere safe.",
+            "密码因为LDAP同步失败了",
+            "这个密码作为Token使用",
+            "密码不是Admin就是root",
+            "数据库密码也是Vault里取的",
+            "这个密码应该是Chrome保存的",
+            "The password is Anna’s birthday.",
         ] {
             check(text, &[]);
         }
+        // Markup around a value is not part of it.
+        check("I set my password to `hunter2`.", &[(Password, "hunter2")]);
+        check(
+            "She changed her password to **tulips2**",
+            &[(Password, "tulips2")],
+        );
+        check("The password is hunter2…", &[(Password, "hunter2")]);
     }
 
     #[test]
