@@ -69,7 +69,8 @@ up:
 # Evaluate against the compose PostgreSQL, with the user, password, port and database from `.env`
 # (or any server: PG_URL=postgres://... just eval-pg).
 eval-pg url=env_var_or_default("PG_URL", "postgres://" + env_var_or_default("POSTGRES_USER", "hindsight") + ":" + env_var_or_default("POSTGRES_PASSWORD", "") + "@127.0.0.1:" + env_var_or_default("POSTGRES_PORT", "5432") + "/" + env_var_or_default("POSTGRES_DB", "hindsight")):
-    cargo run -p hindsight-cli -- eval --backend {{url}} --out reports/backend-postgres
+    @echo "eval against {{replace_regex(url, ':[^:@/]*@', ':***@')}}"
+    @cargo run -p hindsight-cli -- eval --backend '{{url}}' --out reports/backend-postgres
 
 # Evaluate against the compose Qdrant (gRPC port 6334).
 eval-qdrant url=env_var_or_default("QDRANT_URL", "qdrant://127.0.0.1:6334"):

@@ -377,7 +377,7 @@ fn is_blank(s: &str) -> bool {
 /// Free text (content, context, tags, entities) may hold any character but NUL: PostgreSQL's
 /// `text` and `jsonb` cannot store it, so every backend refuses it alike, before anything is
 /// written.
-fn refuse_nul<'a>(field: &str, texts: impl IntoIterator<Item = &'a str>) -> Result<(), Error> {
+pub fn refuse_nul<'a>(field: &str, texts: impl IntoIterator<Item = &'a str>) -> Result<(), Error> {
     if texts.into_iter().any(|t| t.contains('\0')) {
         return Err(Error::invalid(field, "contains a NUL character (U+0000)"));
     }

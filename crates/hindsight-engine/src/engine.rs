@@ -1144,26 +1144,36 @@ impl Engine {
             if let Some(top) = &placement.duplicate_of {
                 // The write is dropped, not what it said about the fact: a more trusted source,
                 // a higher importance and new labels carry over to the memory it merged into.
-                if let Some(old) = self.store.get(&new.namespace, top).await? {
-                    let patch = merge_duplicate(
+                let patch = match self.store.get(&new.namespace, top).await? {
+                    Some(old) => Some(merge_duplicate(
                         &old,
                         &new,
                         &content,
                         &self.consensus_config.trust,
                         self.write.max_labels,
-                    );
-                    if !patch.is_empty() {
-                        self.store.update(&new.namespace, top, &patch, None).await?;
+                    ))
+                    .filter(|p| !p.is_empty()),
+                    None => None,
+                };
+                // Its own task, holding the lock until the merge is recorded (see
+                // `spawn_store_write`: the embedded store updates its filter metadata after the
+                // commit).
+                let (store, ns, id) = (Arc::clone(&self.store), new.namespace.clone(), top.clone());
+                spawn_store_write(async move {
+                    let _guard = _guard;
+                    if let Some(patch) = patch {
+                        store.update(&ns, &id, &patch, None).await?;
                     }
-                }
-                self.store
-                    .record_access(&new.namespace, std::slice::from_ref(top), now)
-                    .await?;
+                    store
+                        .record_access(&ns, std::slice::from_ref(&id), now)
+                        .await?;
+                    // The memory this write merged into may be a concurrent write that is still
+                    // waiting for its keyword commit: answer only once it is visible everywhere.
+                    drop(_guard);
+                    store.publish().await
+                })
+                .await?;
                 info!(namespace = %new.namespace, existing = %top, "deduplicated write");
-                // The memory this write merged into may be a concurrent write that is still
-                // waiting for its keyword commit: answer only once it is visible everywhere.
-                drop(_guard);
-                self.store.publish().await?;
                 return Ok(StoreOutcome {
                     id: top.clone(),
                     deduplicated: true,
@@ -1828,6 +1838,7 @@ impl Engine {
                 ),
             ));
         }
+        hindsight_core::refuse_nul("reason", [reason])?;
         if reason
             .trim_start()
             .starts_with(crate::quarantine::DISCARDED)

@@ -297,6 +297,7 @@ impl Engine {
                 "a note is required to release a memory from quarantine",
             ));
         }
+        hindsight_core::refuse_nul("operator_note", [operator_note])?;
         let _guard = self.lock_writes(ns).await?;
         let m = self.get_quarantined(ns, id).await?;
         let vector =
@@ -371,6 +372,7 @@ impl Engine {
                 "a note is required to discard a quarantined memory",
             ));
         }
+        hindsight_core::refuse_nul("operator_note", [operator_note])?;
         // Serialised with release (and writes): a discard cannot land inside a release.
         let _guard = self.lock_writes(ns).await?;
         let m = self.get_quarantined(ns, id).await?;

@@ -162,6 +162,7 @@ impl Store for Hooked {
         patch: &MemoryPatch,
         vector: Option<&[f32]>,
     ) -> Result<Memory> {
+        self.stall().await;
         self.inner.update(ns, id, patch, vector).await
     }
     async fn update_with_statuses(
@@ -341,6 +342,42 @@ async fn a_write_whose_caller_gives_up_still_lands_everywhere() {
         .unwrap();
     assert!(by_vector.iter().any(|h| h.id == id), "{by_vector:?}");
     assert!(by_keyword.iter().any(|h| h.id == id), "{by_keyword:?}");
+
+    // A duplicate merges its new labels into the memory it restates, also when its caller gives
+    // up meanwhile; the tag it brings reaches the filters.
+    *store.stall_writes.lock().unwrap() = Some(Duration::from_millis(200));
+    let restated = NewMemory {
+        source: hindsight_core::Source::User,
+        tags: vec!["restated".into()],
+        ..mem(COFFEE)
+    };
+    let first = NewMemory {
+        source: hindsight_core::Source::Agent,
+        ..mem(COFFEE)
+    };
+    *store.stall_writes.lock().unwrap() = None;
+    let agent_id = engine.store_memory(first, now()).await.unwrap().id;
+    assert_eq!(
+        agent_id, id,
+        "the agent's copy merged into the first memory"
+    );
+    *store.stall_writes.lock().unwrap() = Some(Duration::from_millis(200));
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(20),
+        engine.store_memory(restated, now()),
+    );
+    assert!(
+        gave_up.await.is_err(),
+        "the caller gave up before the merge"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    *store.stall_writes.lock().unwrap() = None;
+    let tagged = Filter {
+        tags: vec!["restated".into()],
+        ..Filter::default()
+    };
+    let by_tag = s.vector_search(&ns(), &vector, 5, &tagged).await.unwrap();
+    assert!(by_tag.iter().any(|h| h.id == id), "{by_tag:?}");
 
     *store.stall_writes.lock().unwrap() = Some(Duration::from_millis(200));
     let n = ns();

@@ -261,6 +261,9 @@ pub(crate) async fn prepare(
     for ddl in [
         "CREATE UNIQUE INDEX IF NOT EXISTS memories_ns_id ON memories (namespace, id)",
         "CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at)",
+        // The vector path's exact re-run (index scans off) reads the rows passing a status and
+        // kind filter through a bitmap scan of this, not the whole namespace.
+        "CREATE INDEX IF NOT EXISTS memories_ns_status_kind ON memories (namespace, status, kind)",
         "CREATE INDEX IF NOT EXISTS memories_entities_gin ON memories USING gin (entities jsonb_path_ops)",
         "CREATE INDEX IF NOT EXISTS memories_tags_gin ON memories USING gin (tags jsonb_path_ops)",
         "CREATE INDEX IF NOT EXISTS memories_tsv_gin ON memories USING gin (tsv)",

@@ -858,6 +858,10 @@ async fn a_forget_reason_is_bounded() {
     assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
     assert!(err.message.contains("reason"), "{err}");
     assert_eq!(status_of(&engine, &id).await, Status::Active);
+    // NUL, which PostgreSQL cannot store, is refused alike everywhere.
+    let err = engine.forget(&ns(), &id, "user\0asked").await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert_eq!(status_of(&engine, &id).await, Status::Active);
     engine.forget(&ns(), &id, "user asked").await.unwrap();
 }
 
