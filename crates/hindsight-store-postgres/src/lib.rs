@@ -25,4 +25,4 @@ mod schema;
 mod store;
 
 pub use schema::AnnIndex;
-pub use store::{ExactDuplicates, PgConfig, PostgresStore};
+pub use store::{ExactDuplicates, PgConfig, PostgresStore, namespace_lock_key};

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -109,6 +110,9 @@ pub struct PostgresStore {
     /// lease holder also runs queries, and leases drawn from `pool` could take every connection
     /// while each holder waits for one more.
     locks: PgPool,
+    /// The backend pid of each namespace lease this handle holds, so a write under a lease can
+    /// check, in its own transaction, that the lease's connection still holds the lock.
+    leases: Arc<std::sync::Mutex<HashMap<String, i32>>>,
     space: EmbeddingSpace,
     schema: String,
     exact_duplicates: ExactDuplicates,
@@ -213,8 +217,28 @@ fn push_structured_score(qb: &mut QueryBuilder<Postgres>, query: &StructuredQuer
     qb.push(")");
 }
 
-fn namespace_lock_key(schema: &str, ns: &Namespace) -> String {
+/// The text whose `hashtextextended(text, 0)` keys the advisory lock of `ns`'s lease
+/// ([`Store::lock_namespace`]); tests and operators find the holder in `pg_locks` by it.
+pub fn namespace_lock_key(schema: &str, ns: &Namespace) -> String {
     format!("hindsight namespace {schema}/{ns}")
+}
+
+/// A namespace lease: the transaction holding the advisory lock, and this handle's record of
+/// it, removed when the lease is dropped.
+struct LeaseHolder {
+    leases: Arc<std::sync::Mutex<HashMap<String, i32>>>,
+    namespace: String,
+    _tx: Transaction<'static, Postgres>,
+}
+
+impl Drop for LeaseHolder {
+    fn drop(&mut self) {
+        let mut leases = match self.leases.lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        leases.remove(&self.namespace);
+    }
 }
 
 fn strings(ids: &[MemoryId]) -> Vec<String> {
@@ -277,6 +301,7 @@ impl PostgresStore {
         let store = PostgresStore {
             pool,
             locks,
+            leases: Arc::default(),
             space,
             schema: config.schema,
             exact_duplicates: config.exact_duplicates,
@@ -287,6 +312,37 @@ impl PostgresStore {
         store.ensure_ann_index().await?;
         tracing::debug!(?store, "postgres store opened");
         Ok(store)
+    }
+
+    fn lease_pids(&self) -> std::sync::MutexGuard<'_, HashMap<String, i32>> {
+        match self.leases.lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Inside a write's transaction, just before it commits: when this handle holds `ns`'s lease,
+    /// its connection must still hold the advisory lock. A lease whose connection closed (a
+    /// server restart, a network cut) has lost the lock, and another process may hold it now:
+    /// the write is refused, and rolls back, rather than made without exclusion.
+    async fn confirm_lease(&self, tx: &mut PgConnection, ns: &Namespace) -> Result<()> {
+        let Some(pid) = self.lease_pids().get(ns.as_str()).copied() else {
+            return Ok(());
+        };
+        let held: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1)",
+        )
+        .bind(pid)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(db_err)?;
+        if held {
+            Ok(())
+        } else {
+            Err(Error::backend(format!(
+                "the lease on namespace {ns} was lost (its connection closed): nothing was written; retry the call"
+            )))
+        }
     }
 
     /// The schema this store lives in.
@@ -585,7 +641,16 @@ impl Store for PostgresStore {
                 )),
                 _ => db_err(e),
             })?;
-        Ok(NamespaceLease::held_by(tx))
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db_err)?;
+        self.lease_pids().insert(ns.as_str().to_owned(), pid);
+        Ok(NamespaceLease::held_by(LeaseHolder {
+            leases: Arc::clone(&self.leases),
+            namespace: ns.as_str().to_owned(),
+            _tx: tx,
+        }))
     }
 
     async fn insert_superseding_unpublished(
@@ -610,6 +675,7 @@ impl Store for PostgresStore {
         let retire = StatusChange::retire_all(superseded, &memory.id, reason);
         StatusChange::check_distinct(&retire)?;
         apply_status_changes(&mut tx, ns, &retire).await?;
+        self.confirm_lease(&mut tx, ns).await?;
         tx.commit().await.map_err(db_err)
     }
 
@@ -726,6 +792,7 @@ impl Store for PostgresStore {
         .await
         .map_err(|e| write_err(e, &m))?;
         let m = memory_from_row(&row)?;
+        self.confirm_lease(&mut tx, ns).await?;
         tx.commit().await.map_err(db_err)?;
         Ok(m)
     }
@@ -752,6 +819,7 @@ impl Store for PostgresStore {
         }
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let changed = apply_status_changes(&mut tx, ns, changes).await?;
+        self.confirm_lease(&mut tx, ns).await?;
         tx.commit().await.map_err(db_err)?;
         Ok(changed)
     }

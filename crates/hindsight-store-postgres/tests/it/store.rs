@@ -437,3 +437,60 @@ async fn a_selective_filter_still_fills_k_when_the_hnsw_scan_gives_up() {
         "{all:?}"
     );
 }
+
+/// A lease whose connection dies (a server restart, a network cut) has lost its lock, and
+/// another process may take it: a write under it is refused and rolled back instead of made
+/// without exclusion, and a new lease works again. Before, the write went through.
+#[tokio::test]
+async fn a_write_under_a_lost_lease_is_refused() {
+    let Some(url) = common::pg_url() else { return };
+    let s = space("conformance-test", 8);
+    let (_cfg, _cleanup, store) =
+        common::open_fresh(&url, "lostlease", ExactDuplicates::Reject, &s).await;
+    let n = Namespace::new("one");
+    let kept = memory("one", "kept", MemoryKind::Semantic, "stored before");
+    store.insert(&kept, &axis(0)).await.expect("insert");
+    let lease = store.lock_namespace(&n).await.expect("lease");
+    // "The network cut": the server ends the lease's connection.
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let key = hindsight_store_postgres::namespace_lock_key(store.schema(), &n);
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)",
+    )
+    .bind(&key)
+    .fetch_all(&pool)
+    .await
+    .expect("terminate");
+    assert_eq!(ended, [true], "exactly the lease's connection ended");
+
+    let new = memory("one", "new", MemoryKind::Semantic, "written after the cut");
+    let err = store.insert(&new, &axis(1)).await.expect_err("lease lost");
+    assert_eq!(err.kind, ErrorKind::Backend, "{err}");
+    assert!(err.message.contains("lease"), "{err}");
+    assert_eq!(
+        store.get(&n, &new.id).await.expect("get"),
+        None,
+        "rolled back"
+    );
+    let err = store
+        .set_status(&n, &kept.id, Status::Forgotten, Some("asked"), None)
+        .await
+        .expect_err("lease lost");
+    assert!(err.message.contains("lease"), "{err}");
+    assert_eq!(
+        store
+            .get(&n, &kept.id)
+            .await
+            .expect("get")
+            .map(|m| m.status),
+        Some(Status::Active)
+    );
+
+    drop(lease);
+    let _again = store.lock_namespace(&n).await.expect("a new lease");
+    store
+        .insert(&new, &axis(1))
+        .await
+        .expect("insert under a live lease");
+}
