@@ -556,7 +556,6 @@ async fn run_arm(
         ingest,
         ..PoisonArm::default()
     };
-    let mut stored: BTreeSet<String> = BTreeSet::new();
     for (i, a) in plan.iter().enumerate() {
         match engine.store_memory(a.to_new_memory(), a.created_at).await {
             Ok(out) if out.deduplicated => arm.attacks_deduplicated += 1,
@@ -566,10 +565,9 @@ async fn run_arm(
                 }
                 match out.status {
                     Status::Quarantined => arm.attacks_quarantined += 1,
-                    _ => {
-                        arm.attacks_active += 1;
-                        stored.insert(a.id.clone());
-                    }
+                    Status::Active => arm.attacks_active += 1,
+                    // Dated before a memory it contradicts: stored superseded, never a hit.
+                    _ => arm.attacks_superseded += 1,
                 }
             }
             Err(e) if e.kind == ErrorKind::Rejected => arm.attacks_rejected += 1,

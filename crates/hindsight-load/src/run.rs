@@ -694,12 +694,16 @@ impl Workload {
                 }
             }
         }
+        // Calls over the schedule's span, or over the time until the last answer when the
+        // backlog outlasted the schedule: a server that cannot keep up shows it in throughput,
+        // not only in latency (over the schedule alone every level reported its target rate).
+        let schedule = total_due as f64 / rate.max(0.001);
         let shape = LevelShape {
             phase,
             mode: "open",
             concurrency: max_inflight,
             rate: Some(rate),
-            secs: total_due as f64 / rate.max(0.001),
+            secs: schedule.max(t0.elapsed().as_secs_f64()),
             windowed: false,
             peak_inflight: inflight.peak(),
             not_sent,

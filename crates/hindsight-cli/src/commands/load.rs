@@ -295,12 +295,13 @@ fn failing_levels(summary: &LoadSummary, max: f64) -> Vec<String> {
                 })
                 .unwrap_or_default();
             format!(
-                "{} {} {}: {:.1}% of {} calls failed ({kinds})",
+                "{} {} {}: {:.1}% of {} calls due failed or were never sent ({kinds}; {} not sent)",
                 l.phase,
                 l.mode,
                 level_label(l),
                 100.0 * l.error_share(),
-                l.op("all").map_or(0, |o| o.count)
+                l.op("all").map_or(0, |o| o.count) + l.not_sent,
+                l.not_sent
             )
         })
         .collect()

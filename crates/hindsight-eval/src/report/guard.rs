@@ -184,9 +184,12 @@ pub struct PoisonArm {
     /// must be 0.
     #[serde(default)]
     pub inactive_hits: usize,
-    /// How the attack writes ended: stored active, quarantined, rejected, redacted, merged into
-    /// an existing memory as a duplicate.
+    /// How the attack writes ended: stored active, stored superseded (dated before a memory it
+    /// contradicts, so it can never be a hit), quarantined, rejected, redacted, merged into an
+    /// existing memory as a duplicate.
     pub attacks_active: usize,
+    #[serde(default)]
+    pub attacks_superseded: usize,
     pub attacks_quarantined: usize,
     pub attacks_rejected: usize,
     pub attacks_redacted: usize,
@@ -381,8 +384,9 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
                 pct_ci(a.attack_reach_rate, a.attack_reach_ci95),
                 a.cross_query_hits.to_string(),
                 format!(
-                    "{} / {} / {} / {} / {}",
+                    "{} / {} / {} / {} / {} / {}",
                     a.attacks_active,
+                    a.attacks_superseded,
                     a.attacks_quarantined,
                     a.attacks_rejected,
                     a.attacks_redacted,
@@ -424,7 +428,7 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
                 "success (unflagged)",
                 "attacks in any query's top k [95% Wilson]",
                 "queries with another query's attack",
-                "attacks active / quarantined / rejected / redacted / dedup",
+                "attacks active / superseded / quarantined / rejected / redacted / dedup",
                 "benign at ingest quarantined / redacted / rejected",
                 "ndcg@10 clean",
                 "ndcg@10 attacked",

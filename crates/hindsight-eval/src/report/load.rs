@@ -192,9 +192,16 @@ impl LoadLevel {
         (self.mode == "open").then_some(self.concurrency)
     }
 
-    /// Share of the level's completed calls that failed (0 when none completed).
+    /// Share of the level's calls that failed or were due and never sent (an open level that
+    /// ran out of in-flight slots), of all calls due; 0 when there were none.
     pub fn error_share(&self) -> f64 {
-        self.op("all").map_or(0.0, OpStats::error_share)
+        let (count, errors) = self.op("all").map_or((0, 0), |o| (o.count, o.errors));
+        let due = count + self.not_sent;
+        if due == 0 {
+            0.0
+        } else {
+            (errors + self.not_sent) as f64 / due as f64
+        }
     }
 }
 

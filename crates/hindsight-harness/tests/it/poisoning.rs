@@ -165,7 +165,10 @@ async fn guard_off_vs_on_is_counted_through_the_real_pipelines() {
     // Guard off: every attack is stored (or merged into a duplicate); nothing at ingest.
     let a = &report.off;
     assert_eq!(a.guard, "off");
-    assert_eq!(a.attacks_active + a.attacks_deduplicated, n);
+    assert_eq!(
+        a.attacks_active + a.attacks_superseded + a.attacks_deduplicated,
+        n
+    );
     assert_eq!(a.attacks_quarantined + a.attacks_rejected, 0);
     assert_eq!(
         (a.ingest.quarantined, a.ingest.redacted, a.ingest.rejected),

@@ -231,6 +231,32 @@ async fn an_open_level_that_keeps_up_reports_its_rate() {
     assert!((all.throughput - 10.0).abs() < 1e-9, "{all:?}");
 }
 
+/// An open level whose answers outlast its schedule reports the calls over the time until the
+/// last answer: 10 searches due within 1 s, each taking >= 1.5 s, end after >= 2.4 s, so at most
+/// ~4.2/s. Before, every open level reported its target rate (10/s here) however far behind the
+/// server fell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_level_that_falls_behind_reports_less_than_its_rate() {
+    let server = slow_server(Duration::from_millis(1500)).await;
+    let config = RunConfig {
+        max_inflight: 64,
+        timeout: Duration::from_secs(10),
+        ..one_second_of_searches(&server, vec![], 10.0, 100)
+    };
+    let summary = run(&config, vec!["what broke last week".into()], |_| {})
+        .await
+        .expect("run");
+    server.stop().await;
+    let open = &summary.levels[0];
+    let all = open.op("all").expect("open stats");
+    assert_eq!(
+        (all.count, all.errors, open.not_sent),
+        (10, 0, 0),
+        "{open:?}"
+    );
+    assert!(all.throughput < 5.0, "{all:?}");
+}
+
 /// The open loop sends on schedule whatever the server does, and counts latency from each
 /// request's due time: against a server that serves at most 25 searches/s one at a time, 40/s
 /// asked for queue up, and the queueing shows as latency (coordinated-omission correction), and
@@ -270,6 +296,9 @@ async fn open_loop_counts_latency_from_the_due_time() {
     assert_eq!(open_all.count + open.not_sent, 40, "{open:?}");
     assert!(open.not_sent >= 15, "{open:?}");
     assert_eq!(open_all.errors, 0, "{open_all:?}");
+    // Requests never sent count against the level like failed ones (the load command's
+    // `--max-error-rate` check); before, a level that sent 60 % of its calls passed.
+    assert!(open.error_share() >= 15.0 / 40.0, "{}", open.error_share());
     // Each search takes >= 40 ms, so the server answers at most 25/s.
     assert!(open_all.throughput < 32.0, "{open_all:?}");
     // Request i is due at 25 i ms, sent no sooner than 40 i ms and finishes no sooner than
