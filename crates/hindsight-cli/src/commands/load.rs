@@ -200,6 +200,17 @@ fn recall(
     let manifest = PrefillManifest::read(dir)?;
     let embedder = cached_embedder(cli)?;
     let texts = dataset_memories(dataset)?;
+    // The records are rebuilt from the dataset the prefill used; another one would rebuild other
+    // texts than the stored ones (and re-embed them).
+    if texts.len().min(manifest.memories) != manifest.from_dataset {
+        bail!(
+            "the prefill in {} took {} of its {} memories from a dataset, but --dataset {dataset:?} gives {}: run recall with the prefill's --dataset",
+            dir.display(),
+            manifest.from_dataset,
+            manifest.memories,
+            texts.len().min(manifest.memories)
+        );
+    }
     let records = hindsight_load::prefill_records(
         manifest.memories,
         &manifest.namespace,
