@@ -102,18 +102,17 @@ pub(crate) fn content_hash(kind: MemoryKind, index_text: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Kinds as the `kind` column stores them, for `kind = ANY($n)`.
+pub(crate) fn kind_names(kinds: &[MemoryKind]) -> Vec<String> {
+    kinds.iter().map(|k| k.as_str().to_owned()).collect()
+}
+
 /// Appends ` AND …` conditions with the semantics of [`Filter::matches`] (the table is `memories`,
 /// unaliased).
 pub(crate) fn push_filter(qb: &mut QueryBuilder<Postgres>, filter: &Filter) -> Result<()> {
     if !filter.kinds.is_empty() {
         qb.push(" AND kind = ANY(");
-        qb.push_bind(
-            filter
-                .kinds
-                .iter()
-                .map(|k| k.as_str().to_owned())
-                .collect::<Vec<_>>(),
-        );
+        qb.push_bind(kind_names(&filter.kinds));
         qb.push(")");
     }
     if !filter.tags.is_empty() {

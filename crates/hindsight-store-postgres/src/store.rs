@@ -17,8 +17,8 @@ use sqlx::types::Json;
 use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder, Row, Transaction};
 
 use crate::codec::{
-    MEMORY_COLUMNS, content_hash, db_err, memory_from_row, push_filter, to_nanos, tsquery_literal,
-    tsvector_literal,
+    MEMORY_COLUMNS, content_hash, db_err, kind_names, memory_from_row, push_filter, to_nanos,
+    tsquery_literal, tsvector_literal,
 };
 use crate::schema::AnnIndex;
 use crate::schema::{prepare, validate_schema_name, version_tuple};
@@ -205,13 +205,7 @@ fn push_structured_score(qb: &mut QueryBuilder<Postgres>, query: &StructuredQuer
     }
     if !query.kinds.is_empty() {
         qb.push(format!(" + {} * (CASE WHEN kind = ANY(", w::KIND));
-        qb.push_bind(
-            query
-                .kinds
-                .iter()
-                .map(|k| k.as_str().to_owned())
-                .collect::<Vec<_>>(),
-        );
+        qb.push_bind(kind_names(&query.kinds));
         qb.push(") THEN 1 ELSE 0 END)");
     }
     qb.push(")");
@@ -1096,13 +1090,7 @@ impl Store for PostgresStore {
             qb.push(" AND (FALSE");
             if !query.kinds.is_empty() {
                 qb.push(" OR kind = ANY(");
-                qb.push_bind(
-                    query
-                        .kinds
-                        .iter()
-                        .map(|k| k.as_str().to_owned())
-                        .collect::<Vec<_>>(),
-                );
+                qb.push_bind(kind_names(&query.kinds));
                 qb.push(")");
             }
             if !query.tags.is_empty() {

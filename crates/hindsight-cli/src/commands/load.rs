@@ -305,14 +305,18 @@ fn failing_levels(summary: &LoadSummary, max: f64) -> Vec<String> {
                         .join(", ")
                 })
                 .unwrap_or_default();
+            let never_sent = if l.not_sent > 0 {
+                format!("; {} due and never sent", l.not_sent)
+            } else {
+                String::new()
+            };
             format!(
-                "{} {} {}: {:.1}% of {} calls due failed or were never sent ({kinds}; {} not sent)",
+                "{} {} {}: {:.1}% of {} calls failed ({kinds}{never_sent})",
                 l.phase,
                 l.mode,
                 level_label(l),
                 100.0 * l.error_share(),
                 l.op("all").map_or(0, |o| o.count) + l.not_sent,
-                l.not_sent
             )
         })
         .collect()
@@ -471,6 +475,20 @@ mod tests {
         );
         assert!(failing_levels(&summary, 0.5).is_empty());
         assert_eq!(failing_levels(&summary, 0.0).len(), 3);
+        // Calls due and never sent count as failed: 0 errors in 60 sent, 40 never sent.
+        let starved = LoadSummary {
+            levels: vec![LoadLevel {
+                not_sent: 40,
+                ..level("cold", "open", 0, 60)
+            }],
+            ..LoadSummary::default()
+        };
+        assert_eq!(
+            failing_levels(&starved, 0.01),
+            [
+                "cold open @50/s cap=256 peak=9: 40.0% of 100 calls failed (http-503 x0; 40 due and never sent)"
+            ]
+        );
     }
 
     /// An in-process server on 127.0.0.1 (test-only hash embedder) and the signal that stops it.
