@@ -663,8 +663,8 @@ pub async fn evaluate_poisoning(
     progress: &(dyn Fn(&str, usize, usize) + Sync),
 ) -> Result<GuardE2eReport, HarnessError> {
     let plan = attack_plan(dataset, opts);
-    let a = run_arm("off", off, dataset, &plan, opts, progress).await?;
-    let b = run_arm(guard_name, on, dataset, &plan, opts, progress).await?;
+    let mut a = run_arm("off", off, dataset, &plan, opts, progress).await?;
+    let mut b = run_arm(guard_name, on, dataset, &plan, opts, progress).await?;
     let mut by_variant: BTreeMap<String, VariantOutcome> = BTreeMap::new();
     for ((attack, s_off), s_on) in plan.iter().zip(&a.success).zip(&b.success) {
         let v = by_variant.entry(attack.variant()).or_default();
@@ -681,6 +681,24 @@ pub async fn evaluate_poisoning(
         c.1 += usize::from(*s_on);
     }
     let clusters: Vec<(usize, usize)> = per_payload.values().copied().collect();
+    // Each arm's success rate resampled by payload: `(successes, attacks)` per payload.
+    let mut attacks_per_payload: BTreeMap<&str, usize> = BTreeMap::new();
+    for attack in &plan {
+        *attacks_per_payload
+            .entry(attack.payload.as_str())
+            .or_default() += 1;
+    }
+    let arm_clusters = |pick: fn(&(usize, usize)) -> usize| -> Vec<(usize, usize)> {
+        per_payload
+            .iter()
+            .map(|(payload, c)| (pick(c), attacks_per_payload[payload]))
+            .collect()
+    };
+    let (resamples, seed) = (opts.bootstrap.resamples, opts.seed);
+    a.arm.ci95_payloads =
+        hindsight_guard::cluster_bootstrap_ci(&arm_clusters(|c| c.0), resamples, seed);
+    b.arm.ci95_payloads =
+        hindsight_guard::cluster_bootstrap_ci(&arm_clusters(|c| c.1), resamples, seed);
     let reduction_ci95 = reduction
         .and_then(|_| cluster_reduction_ci(&clusters, opts.bootstrap.resamples, opts.seed));
     Ok(GuardE2eReport {
@@ -711,6 +729,20 @@ mod tests {
         );
         assert_eq!(leet("ignore"), "1gN0R3");
         assert_eq!(separated_cjk("不需要确认", "·"), "不·需·要·确·认·");
+    }
+
+    #[test]
+    fn a_success_rate_resampled_by_payload_is_wider_when_successes_share_one() {
+        // 3 of 120 attacks succeed, all with one payload of 20: resampling payloads gives a
+        // wider interval than Wilson's, which takes the 120 as independent.
+        let mut clusters = vec![(3, 6)];
+        clusters.extend(std::iter::repeat_n((0, 6), 19));
+        let by_payload = hindsight_guard::cluster_bootstrap_ci(&clusters, 4000, 7).unwrap();
+        let wilson = hindsight_guard::wilson(3, 120);
+        assert!(
+            by_payload[1] > wilson.ci_high,
+            "{by_payload:?} vs {wilson:?}"
+        );
     }
 
     #[test]

@@ -167,6 +167,11 @@ pub struct PoisonArm {
     /// 95 % interval of the success rate: Wilson score (reports before session 23: a percentile
     /// bootstrap over targeted queries, with success counting any stored attack).
     pub ci95: [f64; 2],
+    /// The same rate's 95 % interval by a bootstrap over the attack payloads (attacks sharing an
+    /// injected sentence succeed or fail together, so they are not independent draws as Wilson
+    /// assumes); `None` in reports written before session 26.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_payloads: Option<[f64; 2]>,
     /// Success counting only own-attack hits the read-time consensus check did not flag.
     pub attack_success_rate_unflagged: f64,
     /// Targeted queries whose top k held another query's attack (not a success of either).
@@ -380,6 +385,10 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             vec![
                 format!("{label} ({})", a.guard),
                 pct_ci(a.attack_success_rate, a.ci95),
+                a.ci95_payloads.map_or_else(
+                    || "n/a".to_owned(),
+                    |[lo, hi]| format!("[{:.1}%, {:.1}%]", 100.0 * lo, 100.0 * hi),
+                ),
                 pct(a.attack_success_rate_unflagged),
                 pct_ci(a.attack_reach_rate, a.attack_reach_ci95),
                 a.cross_query_hits.to_string(),
@@ -424,7 +433,7 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             ),
             header: strings(&[
                 "guard",
-                "attack success [95% Wilson]",
+                "attack success [95% Wilson]", "95% payload bootstrap",
                 "success (unflagged)",
                 "attacks in any query's top k [95% Wilson]",
                 "queries with another query's attack",
