@@ -463,6 +463,25 @@ async fn a_write_under_a_lost_lease_is_refused() {
     .await
     .expect("terminate");
     assert_eq!(ended, [true], "exactly the lease's connection ended");
+    // pg_terminate_backend only signals: wait (bounded) until the backend has exited and its
+    // lock is gone, as it would be after a restart.
+    let mut gone = false;
+    for _ in 0..200 {
+        let held: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)",
+        )
+        .bind(&key)
+        .fetch_one(&pool)
+        .await
+        .expect("locks");
+        if held == 0 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(gone, "the ended connection still holds the lock after 5 s");
 
     let new = memory("one", "new", MemoryKind::Semantic, "written after the cut");
     let err = store.insert(&new, &axis(1)).await.expect_err("lease lost");
