@@ -160,7 +160,6 @@ impl SearchTimings {
     }
 }
 
-/// The time since `*clock`, restarting it.
 /// Runs a store write as its own task and waits for it: a caller dropped while it runs (a
 /// timeout, a closed connection) leaves the write to finish, so a backend never has its commit
 /// landed and the state it derives from it (the embedded store's in-memory indexes) not updated.
@@ -173,6 +172,7 @@ pub(crate) async fn spawn_store_write<T: Send + 'static>(
         .map_err(|e| Error::backend(format!("store write task failed: {e}")))?
 }
 
+/// The time since `*clock`, restarting it.
 fn lap(clock: &mut Instant) -> Duration {
     let now = Instant::now();
     let d = now - *clock;
