@@ -28,8 +28,11 @@
 //! just before them. A password of plain letters counts in prose when it is quoted, of mixed
 //! case, or ends its clause and is not a word that describes a password ("the Wi-Fi password is
 //! sunshine, ask me" is one; "the password is required", "password is case sensitive" are not),
-//! and so does a passphrase of three to eight lower-case words ending its clause. Not detected:
-//! numbers spelled out in words, and unlabelled tokens in command output.
+//! and so does a passphrase of three to eight lower-case words ending its clause, provided the
+//! words between the password word and the value name it ("the password manager is Bitwarden",
+//! "asked for the password but Tom was busy" do not) and, after "password to", a capitalised
+//! word is quoted ("changed the password to Netflix" names a service). Not detected: numbers
+//! spelled out in words, and unlabelled tokens in command output.
 //!
 //! The patterns added in session 24 were developed on `datasets/secrets-dev` (an independent
 //! development set) and measured once on the held-out `datasets/secrets`.
