@@ -26,40 +26,9 @@ pub enum BackendUrl {
     Postgres(PgBackend),
 }
 
-/// `url` without what must not reach a log or a terminal: the password of `user:password@` and
-/// the values of `api_key` and `password` query parameters become `***`.
-pub fn without_secrets(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    // User info starts after the scheme, or at the start of a URL that lacks one.
-    let start = base.find("://").map_or(0, |s| s + 3);
-    let base = match base.rfind('@') {
-        Some(at) if at > start => match base[start..at].split_once(':') {
-            Some((user, _)) => format!("{}{user}:***{}", &base[..start], &base[at..]),
-            None => base.to_owned(),
-        },
-        _ => base.to_owned(),
-    };
-    match query {
-        None => base,
-        Some(q) => {
-            let params: Vec<String> = q
-                .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((k @ ("api_key" | "password"), _)) => format!("{k}=***"),
-                    _ => p.to_owned(),
-                })
-                .collect();
-            format!("{base}?{}", params.join("&"))
-        }
-    }
-}
-
 impl BackendUrl {
     pub fn parse(url: &str) -> Result<Self> {
-        let shown = without_secrets(url);
+        let shown = hindsight_core::url_without_secrets(url);
         let (scheme, rest) = url.split_once("://").with_context(|| {
             format!(
                 "backend URL {shown:?} has no scheme (expected sqlite://DIR, postgres://..., qdrant://HOST:PORT)"
@@ -190,10 +159,5 @@ mod tests {
             assert!(!e.contains("hunter2"), "{url}: {e}");
             assert!(e.contains("***"), "{url}: {e}");
         }
-        assert_eq!(
-            without_secrets("postgres://u:pw@h:5432/db?schema=s&password=x"),
-            "postgres://u:***@h:5432/db?schema=s&password=***"
-        );
-        assert_eq!(without_secrets("sqlite:///tmp/x"), "sqlite:///tmp/x");
     }
 }

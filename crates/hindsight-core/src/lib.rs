@@ -34,7 +34,7 @@ pub mod decay {
 }
 
 pub use decay_mod::DecayConfig;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, url_without_secrets};
 pub use filter::{
     Filter, StructuredQuery, TimeRange, storable_nanos, weights as structured_weights,
 };

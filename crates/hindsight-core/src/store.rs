@@ -117,6 +117,23 @@ impl StatusChange {
         crate::Error::not_found(format!("memory {} in namespace {ns}", self.id))
     }
 
+    /// The input checks of [`Store::update_with_statuses`], shared by every backend before it
+    /// changes anything: a valid patch, distinct `changes`, and a vector (when given) of
+    /// `space`'s dimension.
+    pub fn check_update(
+        space: &EmbeddingSpace,
+        patch: &MemoryPatch,
+        vector: Option<&[f32]>,
+        changes: &[StatusChange],
+    ) -> Result<()> {
+        patch.validate()?;
+        Self::check_distinct(changes)?;
+        if let Some(v) = vector {
+            space.check(v, "vector")?;
+        }
+        Ok(())
+    }
+
     /// Refuses a list that names one memory twice (the outcome would depend on the order).
     pub fn check_distinct(changes: &[StatusChange]) -> Result<()> {
         let mut seen = std::collections::HashSet::with_capacity(changes.len());
@@ -310,11 +327,7 @@ pub trait Store: Send + Sync + fmt::Debug {
         vector: Option<&[f32]>,
         changes: &[StatusChange],
     ) -> Result<Memory> {
-        patch.validate()?;
-        StatusChange::check_distinct(changes)?;
-        if let Some(v) = vector {
-            self.embedding_space().check(v, "vector")?;
-        }
+        StatusChange::check_update(self.embedding_space(), patch, vector, changes)?;
         if !changes.is_empty() && self.get(ns, id).await?.is_none() {
             return Err(crate::Error::not_found(format!(
                 "memory {id} in namespace {ns}"

@@ -1769,16 +1769,15 @@ impl Engine {
             id,
             "contradicted by an updated memory",
         ));
-        // One store call changes the text and the statuses together. It runs as its own task,
-        // holding the lock: a caller that gives up midway (a timeout, a dropped connection) does
-        // not cut it short.
+        // One store call changes the text and the statuses together, as its own task holding
+        // the lock ([`spawn_store_write`]).
         let (store, ns_owned, id_owned, patch) = (
             Arc::clone(&self.store),
             ns.clone(),
             id.clone(),
             patch.into_owned(),
         );
-        let updated = tokio::spawn(async move {
+        let updated = spawn_store_write(async move {
             let _guard = guard;
             let updated = store
                 .update_with_statuses(&ns_owned, &id_owned, &patch, Some(&vector), &changes)
@@ -1786,10 +1785,9 @@ impl Engine {
             if quarantined {
                 warn!(namespace = %ns_owned, id = %id_owned, "update quarantined by the guard");
             }
-            Ok::<_, Error>(updated)
+            Ok(updated)
         })
-        .await
-        .map_err(|e| Error::backend(format!("update task failed: {e}")))??;
+        .await?;
         if !superseded.is_empty() {
             info!(namespace = %ns, %id, ?superseded, "update retired the memories it contradicts");
         }

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     EmbeddingSpace, Error, Filter, Memory, MemoryId, MemoryPatch, Namespace, NamespaceLease,
     PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
+    url_without_secrets,
 };
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -139,7 +140,7 @@ fn connect_options(url: &str) -> Result<PgConnectOptions> {
             "postgres url",
             format!(
                 "{} does not start with postgres:// or postgresql://",
-                redact(url)
+                url_without_secrets(url)
             ),
         ));
     }
@@ -169,7 +170,6 @@ fn validate_memory(m: &Memory) -> Result<()> {
 /// each, the time window 0.5, each tag 0.25 and the kind 0.25, all folding ASCII case only.
 fn push_structured_score(qb: &mut QueryBuilder<Postgres>, query: &StructuredQuery) {
     use hindsight_core::structured_weights as w;
-    let ascii_lower = |v: &[String]| v.iter().map(|x| x.to_ascii_lowercase()).collect::<Vec<_>>();
     qb.push("(0");
     if !query.identifiers.is_empty() {
         qb.push(format!(" + {} * (SELECT count(*) FROM unnest(", w::ENTITY));
@@ -227,12 +227,24 @@ struct LeaseHolder {
 
 impl Drop for LeaseHolder {
     fn drop(&mut self) {
-        let mut leases = match self.leases.lock() {
-            Ok(l) => l,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        leases.remove(&self.namespace);
+        lease_pids(&self.leases).remove(&self.namespace);
     }
+}
+
+/// The lease records of a handle; a poisoned lock still holds a usable map.
+fn lease_pids(
+    leases: &std::sync::Mutex<HashMap<String, i32>>,
+) -> std::sync::MutexGuard<'_, HashMap<String, i32>> {
+    match leases.lock() {
+        Ok(l) => l,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// Values folded as `eq_ignore_ascii_case` folds them, for comparison with
+/// `lower(x COLLATE "C")`.
+fn ascii_lower(values: &[String]) -> Vec<String> {
+    values.iter().map(|v| v.to_ascii_lowercase()).collect()
 }
 
 fn strings(ids: &[MemoryId]) -> Vec<String> {
@@ -264,7 +276,7 @@ impl PostgresStore {
         let mut conn = PgConnection::connect_with(&opts).await.map_err(|e| {
             Error::backend(format!(
                 "cannot connect to PostgreSQL at {}: {e}",
-                redact(&config.url)
+                url_without_secrets(&config.url)
             ))
         })?;
         let prepared = prepare(&mut conn, &config.schema, &space, config.ann).await;
@@ -284,7 +296,7 @@ impl PostgresStore {
             .map_err(|e| {
                 Error::backend(format!(
                     "cannot connect to PostgreSQL at {}: {e}",
-                    redact(&config.url)
+                    url_without_secrets(&config.url)
                 ))
             })?;
         let locks = PgPoolOptions::new()
@@ -308,19 +320,12 @@ impl PostgresStore {
         Ok(store)
     }
 
-    fn lease_pids(&self) -> std::sync::MutexGuard<'_, HashMap<String, i32>> {
-        match self.leases.lock() {
-            Ok(l) => l,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
     /// Inside a write's transaction, just before it commits: when this handle holds `ns`'s lease,
     /// its connection must still hold the advisory lock. A lease whose connection closed (a
     /// server restart, a network cut) has lost the lock, and another process may hold it now:
     /// the write is refused, and rolls back, rather than made without exclusion.
     async fn confirm_lease(&self, tx: &mut PgConnection, ns: &Namespace) -> Result<()> {
-        let Some(pid) = self.lease_pids().get(ns.as_str()).copied() else {
+        let Some(pid) = lease_pids(&self.leases).get(ns.as_str()).copied() else {
             return Ok(());
         };
         let held: bool = sqlx::query_scalar(
@@ -523,20 +528,6 @@ impl PostgresStore {
     }
 }
 
-/// The URL without its password, for error messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
-}
-
 /// Applies `changes` in order inside `tx`, each one statement that changes the row only when it
 /// still has the expected status (compare-and-set; under READ COMMITTED PostgreSQL re-checks the
 /// condition on the row a concurrent transaction just changed). The first change that finds no
@@ -639,7 +630,7 @@ impl Store for PostgresStore {
             .fetch_one(&mut *tx)
             .await
             .map_err(db_err)?;
-        self.lease_pids().insert(ns.as_str().to_owned(), pid);
+        lease_pids(&self.leases).insert(ns.as_str().to_owned(), pid);
         Ok(NamespaceLease::held_by(LeaseHolder {
             leases: Arc::clone(&self.leases),
             namespace: ns.as_str().to_owned(),
@@ -752,11 +743,7 @@ impl Store for PostgresStore {
         vector: Option<&[f32]>,
         changes: &[StatusChange],
     ) -> Result<Memory> {
-        patch.validate()?;
-        StatusChange::check_distinct(changes)?;
-        if let Some(v) = vector {
-            self.space.check(v, "vector")?;
-        }
+        StatusChange::check_update(&self.space, patch, vector, changes)?;
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         apply_status_changes(&mut tx, ns, changes).await?;
         let Some((mut m, hashed)) = Self::fetch_for_update(&mut tx, ns, id).await? else {
@@ -1053,13 +1040,7 @@ impl Store for PostgresStore {
                 qb.push(
                     " OR EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value COLLATE \"C\") = ANY(",
                 );
-                qb.push_bind(
-                    query
-                        .identifiers
-                        .iter()
-                        .map(|i| i.to_ascii_lowercase())
-                        .collect::<Vec<_>>(),
-                );
+                qb.push_bind(ascii_lower(&query.identifiers));
                 qb.push("))");
             }
             for (key, value) in &query.entities {
@@ -1097,13 +1078,7 @@ impl Store for PostgresStore {
                 qb.push(
                     " OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags) t WHERE lower(t COLLATE \"C\") = ANY(",
                 );
-                qb.push_bind(
-                    query
-                        .tags
-                        .iter()
-                        .map(|t| t.to_ascii_lowercase())
-                        .collect::<Vec<_>>(),
-                );
+                qb.push_bind(ascii_lower(&query.tags));
                 qb.push("))");
             }
             qb.push(") ORDER BY created_at DESC, id LIMIT ");
@@ -1180,15 +1155,6 @@ impl Store for PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
-    }
 
     #[test]
     fn bad_urls_are_invalid_input() {

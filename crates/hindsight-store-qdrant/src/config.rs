@@ -62,7 +62,7 @@ impl QdrantConfig {
     /// The port defaults to 6334 (Qdrant's gRPC port). Query parameters: `prefix=NAME` (collection
     /// prefix, `[A-Za-z0-9_-]`), `api_key=KEY`. Unknown parameters are errors naming them.
     pub fn from_url(url: &str) -> Result<Self> {
-        let shown = redact_api_key(url);
+        let shown = hindsight_core::url_without_secrets(url);
         let bad = |what: &str| Error::invalid("backend", format!("{what} in Qdrant URL {shown:?}"));
         let (scheme, rest) = url
             .split_once("://")
@@ -176,22 +176,6 @@ pub fn parse_collection_name<'a>(prefix: &str, name: &'a str) -> Option<(&'a str
         return None;
     }
     Some((model, dim.parse().ok()?))
-}
-
-/// `url` with the value of its `api_key` parameter replaced by `***`, for error messages (which
-/// reach logs and MCP clients).
-fn redact_api_key(url: &str) -> String {
-    let Some((base, query)) = url.split_once('?') else {
-        return url.to_owned();
-    };
-    let params: Vec<String> = query
-        .split('&')
-        .map(|p| match p.split_once('=') {
-            Some(("api_key", _)) => "api_key=***".to_owned(),
-            _ => p.to_owned(),
-        })
-        .collect();
-    format!("{base}?{}", params.join("&"))
 }
 
 #[cfg(test)]

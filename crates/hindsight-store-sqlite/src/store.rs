@@ -1149,11 +1149,7 @@ impl Store for SqliteStore {
         vector: Option<&[f32]>,
         changes: &[StatusChange],
     ) -> Result<Memory> {
-        patch.validate()?;
-        StatusChange::check_distinct(changes)?;
-        if let Some(v) = vector {
-            self.space.check(v, "vector")?;
-        }
+        StatusChange::check_update(&self.space, patch, vector, changes)?;
         let _w = self.write_lock.lock().await;
         let Some((key, mut m)) = self.fetch_one_memory(ns, id).await? else {
             return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
