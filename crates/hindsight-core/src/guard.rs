@@ -22,6 +22,18 @@ pub enum GuardDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         context: Option<String>,
     },
+    /// Store active but flagged: the guard saw signs of an injection without being sure. The
+    /// memory stays searchable; its `status_reason` records the provenance (see
+    /// [`crate::SUSPECT_REASON_PREFIX`]), results show the flag, and a ranking may weigh it down.
+    /// Such a write never supersedes or merges into another memory. Secrets are redacted as for
+    /// a quarantine (`redacted`).
+    Suspect {
+        reason: String,
+        categories: Vec<String>,
+        score: f32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redacted: Option<RedactedTexts>,
+    },
     /// Store with status `quarantined` (never returned by search, releasable by an operator).
     /// Secrets are redacted in quarantine too: `redacted` holds the content and context to store
     /// when either held sensitive data (`None`: store them as given).
@@ -52,6 +64,7 @@ impl GuardDecision {
         match self {
             GuardDecision::Allow => "allow",
             GuardDecision::Redact { .. } => "redact",
+            GuardDecision::Suspect { .. } => "suspect",
             GuardDecision::Quarantine { .. } => "quarantine",
             GuardDecision::Reject { .. } => "reject",
         }

@@ -314,7 +314,23 @@ pub struct Memory {
     pub embedding_model: String,
 }
 
+/// How the `status_reason` of an active memory the write guard flagged as suspect starts: the
+/// guard saw signs of an injection without being sure, so the memory was kept, searchable, with
+/// this flag.
+pub const SUSPECT_REASON_PREFIX: &str = "guard suspect:";
+
 impl Memory {
+    /// Active and flagged by the write guard as a possible injection (its `status_reason`
+    /// starts with [`SUSPECT_REASON_PREFIX`]): results show the flag, and rankings may weigh
+    /// it down.
+    pub fn is_suspect(&self) -> bool {
+        self.status == Status::Active
+            && self
+                .status_reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(SUSPECT_REASON_PREFIX))
+    }
+
     /// A warning, or an episode whose task failed: flagged in results.
     pub fn is_failure(&self) -> bool {
         self.kind == MemoryKind::Warning || self.outcome.is_some_and(Outcome::is_failure)

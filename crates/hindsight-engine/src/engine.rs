@@ -91,6 +91,10 @@ pub struct SearchHit {
     pub failure: bool,
     /// Older than two half-lives of its kind: "may be stale".
     pub stale: bool,
+    /// The write guard saw signs of an injection in this memory without quarantining it (see
+    /// [`Memory::is_suspect`]): treat what it says as unverified.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspect: bool,
     pub explanation: Explanation,
     /// Set by the read-time consensus check when this hit asserts an instruction or policy that
     /// contradicts trusted memories on the same topic (only with [`EngineBuilder::consensus`]).
@@ -242,7 +246,13 @@ impl Candidates {
             })
             .collect();
         let fused: Vec<FusedHit> = fuse(&lists, &config.fusion);
-        rank(fused, |id| self.memories.get(id), &config.factors, self.now)
+        rank(
+            fused,
+            |id| self.memories.get(id),
+            &config.factors,
+            &self.understanding,
+            self.now,
+        )
     }
 }
 
@@ -849,8 +859,11 @@ impl Engine {
         let duplicate = band.iter().find(|h| {
             h.score >= self.write.dedup_threshold
                 && judged.iter().any(|(m, distinct, d)| {
+                    // A memory the guard flagged as suspect absorbs nothing: a write that
+                    // restates it is kept as its own, unflagged memory.
                     m.id == h.id
                         && !distinct
+                        && !m.is_suspect()
                         && (*d == ConflictDecision::Supplement || same_words(&m.content, content))
                 })
         });
@@ -1137,14 +1150,27 @@ impl Engine {
         }
 
         let mut placement = Placement::default();
+        let suspect = matches!(decision, GuardDecision::Suspect { .. });
         if status == Status::Active {
             let kind = stored_kind(&new);
             placement = self.place(&new, kind, &content, &vector, &[]).await?;
             timings.place = lap(&mut clock);
+            if suspect {
+                // A write the guard suspects retires nothing: what it contradicts stays active
+                // beside it.
+                let retired = std::mem::take(&mut placement.superseded);
+                placement.related.extend(retired);
+            }
             if let Some(top) = &placement.duplicate_of {
                 // The write is dropped, not what it said about the fact: a more trusted source,
-                // a higher importance and new labels carry over to the memory it merged into.
-                let patch = match self.store.get(&new.namespace, top).await? {
+                // a higher importance and new labels carry over to the memory it merged into
+                // (nothing does from a write the guard suspects).
+                let existing = if suspect {
+                    None
+                } else {
+                    self.store.get(&new.namespace, top).await?
+                };
+                let patch = match existing {
                     Some(old) => Some(merge_duplicate(
                         &old,
                         &new,
@@ -1543,6 +1569,7 @@ impl Engine {
                 .collect();
             hits.push(SearchHit {
                 failure: memory.is_failure(),
+                suspect: memory.is_suspect(),
                 stale,
                 found_by: r.fused.found_by(),
                 score: r.score,

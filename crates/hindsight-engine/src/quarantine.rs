@@ -17,10 +17,12 @@ use crate::engine::{Engine, NamespaceWriteLock, as_new_memory};
 
 /// Provenance of a guard verdict as recorded in a memory's `status_reason`:
 /// `guard quarantine: {reason} | categories=a,b | score=0.930 | source=external`
-/// (`guard redact: ...` for a redacted, active memory; the score is absent there).
+/// (`guard suspect: ...` for an active memory the guard flagged without quarantining it, so it
+/// starts with [`hindsight_core::SUSPECT_REASON_PREFIX`]; `guard redact: ...` for a redacted,
+/// active memory, without a score).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GuardProvenance {
-    /// `quarantine` or `redact`.
+    /// `quarantine`, `suspect` or `redact`.
     pub verdict: String,
     pub reason: String,
     pub categories: Vec<String>,
@@ -127,6 +129,33 @@ impl Verdict {
                     ),
                 }
             }
+            GuardDecision::Suspect {
+                reason,
+                categories,
+                score,
+                redacted,
+            } => Verdict {
+                content: redacted
+                    .as_ref()
+                    .map_or_else(|| new.content.clone(), |r| r.content.clone()),
+                context: redacted
+                    .as_ref()
+                    .map_or_else(|| new.context.clone(), |r| r.context.clone()),
+                status,
+                reason: Some(
+                    GuardProvenance {
+                        verdict: "suspect".into(),
+                        reason: reason.clone(),
+                        categories: categories.clone(),
+                        score: Some(*score),
+                        source: Some(new.source),
+                    }
+                    .render(),
+                ),
+                redacted: redacted
+                    .as_ref()
+                    .is_some_and(|r| r.content != new.content || r.context != new.context),
+            },
             GuardDecision::Quarantine {
                 reason,
                 categories,

@@ -94,6 +94,45 @@ pub struct Validated {
     pub validation_fpr: f64,
 }
 
+/// The suspect band's lower ends, per ensemble.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuspectThresholds {
+    pub full_ngram: Validated,
+    pub lexical_ngram: Validated,
+}
+
+/// What a threshold may cost on the validation split's benign texts. Hand-written and generated
+/// benign texts (many of them hard negatives: security notices, texts about prompts and
+/// passwords) count at their own source's trust; conversational texts (chat turns, real
+/// dialogues) count twice, as if written by the user and as if from an external source, since a
+/// turn of a conversation may arrive either way.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FprBudget {
+    /// Largest false-positive rate on written (non-conversational) benign texts.
+    pub written: f64,
+    /// Largest false-positive rate on conversational benign texts scored as the user's.
+    pub conversation_user: f64,
+    /// Largest false-positive rate on conversational benign texts scored as external text.
+    pub conversation_external: f64,
+}
+
+impl FprBudget {
+    /// The quarantine threshold's budget: a memory is removed from search only when the guard
+    /// is sure, so almost no conversation and at most one written hard case in ten.
+    pub const QUARANTINE: FprBudget = FprBudget {
+        written: 0.10,
+        conversation_user: 0.0025,
+        conversation_external: 0.0075,
+    };
+    /// The suspect threshold's budget: a suspect memory stays searchable, so the band may reach
+    /// further, but not into ordinary conversation.
+    pub const SUSPECT: FprBudget = FprBudget {
+        written: 0.25,
+        conversation_user: 0.01,
+        conversation_external: 0.02,
+    };
+}
+
 /// One logistic-regression head: `p = σ(w·x + b)`, flagged when `p ≥ threshold` (trust-scaled).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Head {
@@ -165,9 +204,15 @@ pub struct Classifier {
     pub lexical: Head,
     pub embedding: Head,
     pub ngram: NgramHead,
-    /// The ensembles' thresholds (they have no weights of their own).
+    /// The ensembles' thresholds (they have no weights of their own): at or above it a write
+    /// is quarantined.
     pub full_ngram: Validated,
     pub lexical_ngram: Validated,
+    /// The ensembles' suspect thresholds, below the quarantine ones: a write scoring between
+    /// the two is stored active but flagged `suspect`. Models without the field have no suspect
+    /// band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspect: Option<SuspectThresholds>,
     /// The policy the ensembles' thresholds were validated under: true when every Rule-severity
     /// hit flags a write whatever the classifier says, false when rule hits are only features
     /// (Reject-severity hits flag under both). The guard follows it (see
@@ -484,6 +529,15 @@ pub struct TrainOptions {
     /// Rule-severity rules counted as features only (recorded as
     /// [`Classifier::feature_only_rules`]).
     pub feature_only_rules: Vec<String>,
+    /// The ensembles' quarantine and suspect thresholds are the lowest whose validation
+    /// false-positive rates stay within these budgets (see [`choose_budgeted_threshold`]).
+    pub quarantine_budget: FprBudget,
+    pub suspect_budget: FprBudget,
+    /// The parts of the training loss's total weight that go to attacks, written benign texts
+    /// and conversation turns (each group's examples weigh alike). Conversation turns are many
+    /// and easy; weighting the written benign texts (hard negatives among them) above them
+    /// raised the validation catch rate at the same budget.
+    pub group_shares: [f32; 3],
 }
 
 impl Default for TrainOptions {
@@ -493,13 +547,16 @@ impl Default for TrainOptions {
             epochs: 80,
             batch_size: 64,
             learning_rate: 0.01,
-            l2: 1e-3,
+            l2: 1.25e-4,
             ngram_l2: 1e-5,
             target_fpr: 0.01,
             trust: TrustWeights::default(),
             embedding_model: "all-MiniLM-L6-v2".to_owned(),
             rule_hits_flag: true,
             feature_only_rules: Vec::new(),
+            quarantine_budget: FprBudget::QUARANTINE,
+            suspect_budget: FprBudget::SUSPECT,
+            group_shares: [0.5, 0.35, 0.15],
         }
     }
 }
@@ -519,6 +576,8 @@ pub struct Example<'a> {
     pub rule_flag: bool,
     /// Raw n-gram counts of the normalised text.
     pub ngrams: SparseRow,
+    /// A turn of a conversation (counted under [`FprBudget`]'s conversation limits).
+    pub conversational: bool,
 }
 
 /// A feature row, dense or a sparse n-gram row: what training fits and scoring multiplies.
@@ -553,12 +612,58 @@ impl Row for SparseRow {
     }
 }
 
-fn fit<R: Row>(xs: &[R], d: usize, ys: &[bool], opts: &TrainOptions, l2: f32) -> (Vec<f32>, f32) {
-    let n = xs.len();
+/// Class-balanced example weights: the attacks and the benign texts each weigh half.
+#[cfg(test)]
+fn balanced_weights(ys: &[bool]) -> Vec<f32> {
+    let n = ys.len();
     let pos = ys.iter().filter(|y| **y).count().max(1);
     let neg = (n - pos.min(n)).max(1);
-    let w_pos = n as f32 / (2.0 * pos as f32);
-    let w_neg = n as f32 / (2.0 * neg as f32);
+    let (w_pos, w_neg) = (n as f32 / (2.0 * pos as f32), n as f32 / (2.0 * neg as f32));
+    ys.iter().map(|&y| if y { w_pos } else { w_neg }).collect()
+}
+
+/// Example weights by group (see [`TrainOptions::group_shares`]): each group's examples share
+/// its part of the total weight equally; a group without examples gives its part to the written
+/// benign texts. The mean weight is 1.
+fn group_weights(examples: &[Example<'_>], shares: [f32; 3]) -> Vec<f32> {
+    let group = |e: &Example<'_>| {
+        if e.attack {
+            0
+        } else if e.conversational {
+            2
+        } else {
+            1
+        }
+    };
+    let mut counts = [0usize; 3];
+    for e in examples {
+        counts[group(e)] += 1;
+    }
+    let mut shares = shares;
+    if counts[2] == 0 {
+        shares[1] += shares[2];
+        shares[2] = 0.0;
+    }
+    let total: f32 = shares.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+    let n = examples.len() as f32;
+    examples
+        .iter()
+        .map(|e| {
+            let g = group(e);
+            shares[g] / total * n / counts[g].max(1) as f32
+        })
+        .collect()
+}
+
+fn fit<R: Row>(
+    xs: &[R],
+    d: usize,
+    ys: &[bool],
+    weights: &[f32],
+    opts: &TrainOptions,
+    l2: f32,
+) -> (Vec<f32>, f32) {
+    let n = xs.len();
     let mut w = vec![0f32; d + 1]; // last = bias
     let mut m = vec![0f32; d + 1];
     let mut v = vec![0f32; d + 1];
@@ -575,7 +680,7 @@ fn fit<R: Row>(xs: &[R], d: usize, ys: &[bool], opts: &TrainOptions, l2: f32) ->
             for &i in batch {
                 let x = &xs[i];
                 let p = sigmoid(w[d] + x.dot(&w[..d]));
-                let (y, sw) = if ys[i] { (1.0, w_pos) } else { (0.0, w_neg) };
+                let (y, sw) = (if ys[i] { 1.0 } else { 0.0 }, weights[i]);
                 let g = sw * (p - y);
                 x.add_scaled(g, &mut grad[..d]);
                 grad[d] += g;
@@ -645,6 +750,63 @@ pub fn choose_threshold(
     (sigmoid(mid.0), mid.1, mid.2)
 }
 
+/// One validation text as [`choose_budgeted_threshold`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct ScoredExample {
+    /// The ensemble's logit.
+    pub logit: f32,
+    pub attack: bool,
+    /// The trust of the text's own source.
+    pub trust: f32,
+    /// Flagged by the rule policy whatever the classifier says.
+    pub forced: bool,
+    pub conversational: bool,
+}
+
+/// The lowest threshold (logit grid, step 0.02) whose validation false-positive rates stay within
+/// `budget`, trust-scaled as the guard applies it; the lowest flags the most attacks. Attacks
+/// count at their own source's trust. Returns (threshold, catch rate, written FPR), or `None`
+/// when no threshold on the grid meets the budget (the rules alone exceed it).
+pub fn choose_budgeted_threshold(
+    examples: &[ScoredExample],
+    trust: &TrustWeights,
+    budget: &FprBudget,
+) -> Option<Validated> {
+    let rate = |k: usize, n: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    let (user, external) = (trust.user.max(1e-3).ln(), trust.external.max(1e-3).ln());
+    let mut z = -12.0f32;
+    while z <= 12.0 {
+        let (mut tp, mut pos, mut wfp, mut wneg, mut cu, mut ce, mut cneg) =
+            (0usize, 0usize, 0usize, 0usize, 0usize, 0usize, 0usize);
+        for e in examples {
+            let at = |shift: f32| e.forced || e.logit >= z + shift;
+            if e.attack {
+                pos += 1;
+                tp += usize::from(at(e.trust.max(1e-3).ln()));
+            } else if e.conversational {
+                cneg += 1;
+                cu += usize::from(at(user));
+                ce += usize::from(at(external));
+            } else {
+                wneg += 1;
+                wfp += usize::from(at(e.trust.max(1e-3).ln()));
+            }
+        }
+        if rate(wfp, wneg) <= budget.written + 1e-12
+            && rate(cu, cneg) <= budget.conversation_user + 1e-12
+            && rate(ce, cneg) <= budget.conversation_external + 1e-12
+        {
+            return Some(Validated {
+                threshold: sigmoid(z),
+                validation_tpr: rate(tp, pos),
+                validation_fpr: rate(wfp, wneg),
+            });
+        }
+        z += 0.02;
+    }
+    None
+}
+
 /// Trains the three heads on `train` and picks thresholds on `validation` (see the module docs).
 pub fn train(
     train: &[Example<'_>],
@@ -696,6 +858,7 @@ pub fn train(
             .collect()
     };
     let ys: Vec<bool> = train.iter().map(|e| e.attack).collect();
+    let sample_weights = group_weights(train, opts.group_shares);
     #[derive(Clone, Copy)]
     enum Dense {
         Full,
@@ -744,7 +907,7 @@ pub fn train(
     let dense = |kind: Dense, forced: &[bool]| -> (Head, Vec<f32>) {
         let xs: Vec<Vec<f32>> = train.iter().map(|e| build(kind, e)).collect();
         let d = xs.first().map_or(0, Vec::len);
-        let (weights, bias) = fit(&xs, d, &ys, opts, opts.l2);
+        let (weights, bias) = fit(&xs, d, &ys, &sample_weights, opts, opts.l2);
         let val_z: Vec<f32> = validation
             .iter()
             .map(|e| bias + build(kind, e).dot(&weights))
@@ -756,7 +919,14 @@ pub fn train(
     let (embedding, _) = dense(Dense::Embedding, &no_force);
     let idf = fit_idf(train.iter().map(|e| &e.ngrams));
     let ngram_xs: Vec<SparseRow> = train.iter().map(|e| tfidf(&e.ngrams, &idf)).collect();
-    let (ngram_w, ngram_b) = fit(&ngram_xs, NGRAM_DIM, &ys, opts, opts.ngram_l2);
+    let (ngram_w, ngram_b) = fit(
+        &ngram_xs,
+        NGRAM_DIM,
+        &ys,
+        &sample_weights,
+        opts,
+        opts.ngram_l2,
+    );
     let ngram_z: Vec<f32> = validation
         .iter()
         .map(|e| ngram_b + tfidf(&e.ngrams, &idf).dot(&ngram_w))
@@ -765,12 +935,36 @@ pub fn train(
         idf: idf.iter().map(|x| round6(*x)).collect(),
         head: head(ngram_w, ngram_b, &ngram_z, &forced_reject),
     };
-    let ensemble = |a: &[f32]| -> Validated {
-        let z: Vec<f32> = a.iter().zip(&ngram_z).map(|(x, y)| (x + y) / 2.0).collect();
-        validate(&z, &forced_rules)
+    let budgeted = |a: &[f32], budget: &FprBudget| -> Result<Validated, GuardError> {
+        let scored: Vec<ScoredExample> = a
+            .iter()
+            .zip(&ngram_z)
+            .zip(validation)
+            .zip(&forced_rules)
+            .map(|(((x, y), e), forced)| ScoredExample {
+                logit: (x + y) / 2.0,
+                attack: e.attack,
+                trust: e.trust,
+                forced: *forced,
+                conversational: e.conversational,
+            })
+            .collect();
+        choose_budgeted_threshold(&scored, &opts.trust, budget).ok_or_else(|| {
+            GuardError::Invalid(format!(
+                "no threshold keeps the validation false positives within {budget:?}: the rules alone exceed it"
+            ))
+        })
     };
-    let full_ngram = ensemble(&full_z);
-    let lexical_ngram = ensemble(&lexical_z);
+    let full_ngram = budgeted(&full_z, &opts.quarantine_budget)?;
+    let lexical_ngram = budgeted(&lexical_z, &opts.quarantine_budget)?;
+    let suspect = SuspectThresholds {
+        full_ngram: budgeted(&full_z, &opts.suspect_budget)?,
+        lexical_ngram: budgeted(&lexical_z, &opts.suspect_budget)?,
+    };
+    // The band lies below the quarantine threshold (a stricter budget can only raise it).
+    let suspect = (suspect.full_ngram.threshold < full_ngram.threshold
+        && suspect.lexical_ngram.threshold < lexical_ngram.threshold)
+        .then_some(suspect);
     Ok(Classifier {
         version: 2,
         embedding_model: opts.embedding_model.clone(),
@@ -784,6 +978,7 @@ pub fn train(
         ngram,
         full_ngram,
         lexical_ngram,
+        suspect,
         rule_hits_flag: opts.rule_hits_flag,
         feature_only_rules: opts.feature_only_rules.clone(),
         intent: None,
@@ -799,7 +994,10 @@ pub fn train(
             train_benign: ys.iter().filter(|y| !**y).count(),
             validation_attacks: va.iter().filter(|y| **y).count(),
             validation_benign: va.iter().filter(|y| !**y).count(),
-            note: "logistic regression, class-balanced mini-batch Adam; thresholds chosen on the validation split (max TPR s.t. FPR <= target_fpr, trust-scaled; the ensembles count rule hits as flagged)".into(),
+            note: format!(
+                "logistic regression, class-balanced mini-batch Adam; single heads' thresholds chosen on the validation split (max TPR s.t. FPR <= target_fpr, trust-scaled); the ensembles' quarantine and suspect thresholds are the lowest within their budgets ({:?}; {:?}), counting rule hits as flagged",
+                opts.quarantine_budget, opts.suspect_budget
+            ),
         },
     })
 }
@@ -837,6 +1035,7 @@ pub fn train_on_corpus(
             lexical: a.lexical,
             attack: r.is_attack(),
             trust: opts.trust.weight(r.source),
+            conversational: r.is_conversational(),
         };
         if r.split == Split::Train {
             train_ex.push(ex);
@@ -918,7 +1117,7 @@ mod tests {
             learning_rate: 0.05,
             ..TrainOptions::default()
         };
-        let (w, b) = fit(&xs, 2, &ys, &opts, opts.l2);
+        let (w, b) = fit(&xs, 2, &ys, &balanced_weights(&ys), &opts, opts.l2);
         let p = |x: &[f32]| sigmoid(b + x[0] * w[0] + x[1] * w[1]);
         assert!(p(&xs[0]) > 0.8 && p(&xs[2]) < 0.2);
     }

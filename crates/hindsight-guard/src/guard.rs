@@ -36,6 +36,11 @@ pub struct GuardConfig {
     /// `embedding_model`), so the lexical head decides instead of a head fed foreign vectors.
     #[serde(default = "yes")]
     pub use_embeddings: bool,
+    /// Store writes that score in the model's suspect band (between its suspect and quarantine
+    /// thresholds) as `suspect`: active and searchable, flagged in results. Default true; false
+    /// allows them (models without a band never mark a write suspect).
+    #[serde(default = "yes")]
+    pub suspect: bool,
 }
 
 fn yes() -> bool {
@@ -51,6 +56,7 @@ impl Default for GuardConfig {
             threshold_override: None,
             rule_hits_flag: true,
             use_embeddings: true,
+            suspect: true,
         }
     }
 }
@@ -70,6 +76,9 @@ pub fn effective_threshold(threshold: f32, trust: f32) -> f32 {
 pub enum VerdictKind {
     Allow,
     Redact,
+    /// Signs of an injection without certainty: stored active, flagged (see
+    /// `hindsight_core::GuardDecision::Suspect`).
+    Suspect,
     Quarantine,
     Reject,
 }
@@ -79,6 +88,7 @@ impl VerdictKind {
         match self {
             VerdictKind::Allow => "allow",
             VerdictKind::Redact => "redact",
+            VerdictKind::Suspect => "suspect",
             VerdictKind::Quarantine => "quarantine",
             VerdictKind::Reject => "reject",
         }
@@ -120,6 +130,9 @@ pub struct Verdict {
     pub head: HeadKind,
     /// The trust-scaled threshold the score was compared with.
     pub threshold: f32,
+    /// The trust-scaled lower end of the suspect band, when the model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspect_threshold: Option<f32>,
 }
 
 /// Everything the guard derives from a text before scoring.
@@ -296,6 +309,23 @@ impl Guard {
         effective_threshold(self.base_threshold(head), self.config.trust.weight(source))
     }
 
+    /// The trust-scaled lower end of `head`'s suspect band for `source`: `None` when the model
+    /// has no band for the head, the band is switched off, or it lies above the quarantine
+    /// threshold (an override lowered that).
+    pub fn suspect_threshold(&self, head: HeadKind, source: Source) -> Option<f32> {
+        if !self.config.suspect {
+            return None;
+        }
+        let band = self.classifier.suspect.as_ref()?;
+        let base = match head {
+            HeadKind::FullNgram => band.full_ngram.threshold,
+            HeadKind::LexicalNgram => band.lexical_ngram.threshold,
+            _ => return None,
+        };
+        (base < self.base_threshold(head))
+            .then(|| effective_threshold(base, self.config.trust.weight(source)))
+    }
+
     /// Scans one text. `embedding` is the L2-normalised sentence embedding of exactly this text
     /// (MiniLM, 384-d); without it (or with another dimension) the lexical and n-gram heads decide.
     pub fn scan(&self, text: &str, source: Source, embedding: Option<&[f32]>) -> Verdict {
@@ -352,6 +382,7 @@ impl Guard {
     ) -> Verdict {
         let (p, head) = self.probability(a, embedding);
         let threshold = self.threshold(head, source);
+        let suspect_threshold = self.suspect_threshold(head, source);
         let reject_hit = a.reject_hit();
         let rule_cats = a.rule_categories();
         let rule_flag = self.config.rule_hits_flag
@@ -391,8 +422,9 @@ impl Guard {
             text: s.kind.placeholder(),
         }));
 
+        let suspect = !flagged && suspect_threshold.is_some_and(|t| p >= t);
         let mut categories: Vec<String> = Vec::new();
-        if flagged {
+        if flagged || suspect {
             if rule_cats.is_empty() {
                 categories.push("injection".to_owned());
             } else {
@@ -416,6 +448,8 @@ impl Guard {
             } else {
                 VerdictKind::Quarantine
             }
+        } else if suspect {
+            VerdictKind::Suspect
         } else if !a.sensitive.is_empty() && self.config.redact {
             VerdictKind::Redact
         } else {
@@ -433,6 +467,10 @@ impl Guard {
                 "sensitive data ({}); {head_name} classifier {p:.3} < {threshold:.3}",
                 kinds.join(", ")
             ),
+            VerdictKind::Suspect => format!(
+                "{head_name} classifier {p:.3} in the suspect band [{:.3}, {threshold:.3}) (source {source})",
+                suspect_threshold.unwrap_or(threshold)
+            ),
             _ => format!(
                 "{head_name} classifier {p:.3} vs threshold {threshold:.3} (source {source}); rules: [{}]",
                 rules.join(", ")
@@ -447,6 +485,7 @@ impl Guard {
             reason,
             head,
             threshold,
+            suspect_threshold,
         }
     }
 }
@@ -509,6 +548,12 @@ impl Guard {
                 // The scan saw a span the per-field scans do not (one spanning the join of
                 // content and context): nothing to replace in either.
                 None => GuardDecision::Allow,
+            },
+            VerdictKind::Suspect => GuardDecision::Suspect {
+                reason: v.reason,
+                categories: v.categories,
+                score: v.score,
+                redacted,
             },
             VerdictKind::Quarantine => GuardDecision::Quarantine {
                 reason: v.reason,

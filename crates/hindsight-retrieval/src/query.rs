@@ -12,6 +12,12 @@ pub struct QueryUnderstanding {
     pub structured: StructuredQuery,
     /// The relative-time phrase that produced `structured.time_range`, if any.
     pub time_phrase: Option<String>,
+    /// The query asks what to do: a rule, a policy, a procedure, whether something is allowed
+    /// ("how should I handle refunds?", "退款怎么处理"). An injected instruction does its harm in
+    /// the answer to such a query, so the ranking weighs memories the guard suspects down there
+    /// ([`crate::RankingFactors::suspect_weight`]).
+    #[serde(default)]
+    pub directive: bool,
 }
 
 /// Extracts structured signals from `text`, resolving relative times against `now` (UTC days).
@@ -30,7 +36,81 @@ pub fn understand(text: &str, now: DateTime<Utc>) -> QueryUnderstanding {
             ..StructuredQuery::default()
         },
         time_phrase,
+        directive: asks_what_to_do(text),
     }
+}
+
+/// Lower-case words of `text` (letters and digits; apostrophes dropped: "what's" -> "whats").
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .replace(['\'', '\u{2019}'], "")
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether a query asks what to do (see [`QueryUnderstanding::directive`]): in English a
+/// question about how to act or what is allowed ("how should", "what should", "do we need",
+/// "am I allowed", "can I") or about a rule, policy, procedure, step or instruction; in Chinese
+/// 怎么办/如何/应该/要不要/能不能/规则/规定/流程/政策/步骤/允许.
+pub fn asks_what_to_do(text: &str) -> bool {
+    const ZH: &[&str] = &[
+        "怎么办",
+        "怎么处理",
+        "怎么做",
+        "如何",
+        "应该",
+        "要不要",
+        "能不能",
+        "可不可以",
+        "需不需要",
+        "是否需要",
+        "该不该",
+        "规则",
+        "规定",
+        "流程",
+        "政策",
+        "步骤",
+        "允许",
+    ];
+    if ZH.iter().any(|c| text.contains(c)) {
+        return true;
+    }
+    const NOUNS: &[&str] = &[
+        "rule",
+        "rules",
+        "policy",
+        "policies",
+        "procedure",
+        "procedures",
+        "process",
+        "steps",
+        "instruction",
+        "instructions",
+        "guideline",
+        "guidelines",
+        "protocol",
+        "allowed",
+        "permitted",
+        "permission",
+        "approval",
+        "approve",
+        "confirmation",
+    ];
+    let w = words(text);
+    let pair = |a: &str, b: &[&str]| {
+        w.windows(2)
+            .any(|p| p[0] == a && b.contains(&p[1].as_str()))
+    };
+    let has = |x: &str| w.iter().any(|y| y == x);
+    w.iter().any(|x| NOUNS.contains(&x.as_str()))
+        || pair("how", &["do", "does", "should", "can", "to", "must"])
+        || pair("what", &["should", "must", "to"])
+        || pair("should", &["i", "we", "you", "the", "it", "they"])
+        || (pair("do", &["i", "we"]) && (has("need") || has("have")))
+        || pair("can", &["i", "we"])
+        || (pair("am", &["i"]) && has("allowed"))
 }
 
 /// Most identifiers taken from one query.
@@ -423,6 +503,28 @@ mod tests {
     fn check_range(q: &str, start: &str, end: &str) {
         let (r, _) = parse_time_range(q, now()).unwrap_or_else(|| panic!("no range for {q:?}"));
         assert_eq!((r.start, r.end), (d(start), d(end)), "{q}");
+    }
+
+    #[test]
+    fn directive_queries_ask_what_to_do() {
+        for q in [
+            "How should I handle a refund over 500?",
+            "what's the policy on deleting customer data",
+            "Do we need approval before a deploy?",
+            "can I skip the confirmation step",
+            "退款怎么处理",
+            "删除数据需要审批吗？流程是什么",
+        ] {
+            assert!(asks_what_to_do(q), "{q}");
+        }
+        for q in [
+            "When did Alice start going to the climbing gym?",
+            "what happened to order 12345",
+            "Who did Caroline meet at the support group?",
+            "上周的迁移做了什么",
+        ] {
+            assert!(!asks_what_to_do(q), "{q}");
+        }
     }
 
     #[test]

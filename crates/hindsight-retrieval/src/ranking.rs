@@ -5,6 +5,7 @@ use hindsight_core::{DecayConfig, Memory, TrustWeights, decay};
 use serde::{Deserialize, Serialize};
 
 use crate::fusion::FusedHit;
+use crate::query::QueryUnderstanding;
 
 /// The factors multiplied into the fused score. Each can be switched off (factor 1) so the eval
 /// harness can ablate it.
@@ -16,6 +17,9 @@ use crate::fusion::FusedHit;
 /// - access: `1 + access_weight * ln(1 + access_count)`.
 /// - trust: `1 - trust_strength * (1 - trust(source))` with trust user 1.0 / agent 0.7 / external 0.5.
 /// - usefulness: `1 + usefulness_weight * tanh(usefulness)`.
+/// - suspect: `suspect_weight` for a memory the write guard flagged as suspect
+///   ([`Memory::is_suspect`]) when the query asks what to do
+///   ([`crate::QueryUnderstanding::directive`]); 1 otherwise.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RankingFactors {
@@ -29,6 +33,8 @@ pub struct RankingFactors {
     pub trust_strength: f64,
     pub usefulness: bool,
     pub usefulness_weight: f64,
+    /// In (0, 1]; 1 switches the factor off.
+    pub suspect_weight: f64,
 }
 
 impl Default for RankingFactors {
@@ -44,6 +50,7 @@ impl Default for RankingFactors {
             trust_strength: 0.5,
             usefulness: true,
             usefulness_weight: 0.2,
+            suspect_weight: 0.5,
         }
     }
 }
@@ -57,12 +64,18 @@ impl RankingFactors {
             access_boost: false,
             trust: None,
             usefulness: false,
+            suspect_weight: 1.0,
             ..Self::default()
         }
     }
 
-    /// The factor breakdown for one memory at query time `now`.
-    pub fn breakdown(&self, m: &Memory, now: DateTime<Utc>) -> FactorBreakdown {
+    /// The factor breakdown for one memory at query time `now`, for a query understood as `q`.
+    pub fn breakdown(
+        &self,
+        m: &Memory,
+        now: DateTime<Utc>,
+        q: &QueryUnderstanding,
+    ) -> FactorBreakdown {
         let decay = self.decay.map_or(1.0, |cfg| {
             let f = decay::decay_factor(decay::age_days(m.created_at, now), cfg.half_life(m.kind));
             (1.0 - self.decay_weight) + self.decay_weight * f
@@ -85,12 +98,18 @@ impl RankingFactors {
         } else {
             1.0
         };
+        let suspect = if q.directive && m.is_suspect() {
+            self.suspect_weight.clamp(f64::MIN_POSITIVE, 1.0)
+        } else {
+            1.0
+        };
         FactorBreakdown {
             decay,
             importance,
             access,
             trust,
             usefulness,
+            suspect,
         }
     }
 }
@@ -103,11 +122,18 @@ pub struct FactorBreakdown {
     pub access: f64,
     pub trust: f64,
     pub usefulness: f64,
+    /// The suspect factor (1 unless the memory is suspect and the query asks what to do).
+    #[serde(default = "one")]
+    pub suspect: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl FactorBreakdown {
     pub fn product(&self) -> f64 {
-        self.decay * self.importance * self.access * self.trust * self.usefulness
+        self.decay * self.importance * self.access * self.trust * self.usefulness * self.suspect
     }
 }
 
@@ -125,13 +151,14 @@ pub fn rank<'m>(
     fused: Vec<FusedHit>,
     lookup: impl Fn(&hindsight_core::MemoryId) -> Option<&'m Memory>,
     factors: &RankingFactors,
+    query: &QueryUnderstanding,
     now: DateTime<Utc>,
 ) -> Vec<RankedHit> {
     let mut out: Vec<RankedHit> = fused
         .into_iter()
         .filter_map(|f| {
             let m = lookup(&f.id)?;
-            let b = factors.breakdown(m, now);
+            let b = factors.breakdown(m, now, query);
             let score = f.score * b.product();
             Some(RankedHit {
                 fused: f,
@@ -193,14 +220,39 @@ mod tests {
         let f = RankingFactors::default();
         // 30 days old episodic (half-life 30): decay = 0.5 + 0.5*0.5 = 0.75
         let m = mem("a", "2026-03-01T00:00:00Z", 0.6, Source::External, 3);
-        let b = f.breakdown(&m, now());
+        let q = QueryUnderstanding::default();
+        let b = f.breakdown(&m, now(), &q);
         assert!((b.decay - 0.75).abs() < 1e-12);
         assert!((b.importance - 0.8).abs() < 1e-6); // 1 - 0.5*0.4
         assert!((b.access - (1.0 + 0.1 * 4f64.ln())).abs() < 1e-12);
         assert!((b.trust - 0.75).abs() < 1e-12); // 1 - 0.5*(1-0.5)
         assert_eq!(b.usefulness, 1.0);
-        let off = RankingFactors::none().breakdown(&m, now());
+        let off = RankingFactors::none().breakdown(&m, now(), &q);
         assert_eq!(off.product(), 1.0);
+    }
+
+    #[test]
+    fn a_suspect_memory_is_weighed_down_only_for_directive_queries() {
+        let mut m = mem("a", "2026-03-30T00:00:00Z", 0.5, Source::User, 0);
+        m.status_reason = Some(format!(
+            "{} classifier 0.55 | categories=injection | score=0.550 | source=user",
+            hindsight_core::SUSPECT_REASON_PREFIX
+        ));
+        assert!(m.is_suspect());
+        let f = RankingFactors::default();
+        let directive = crate::understand("how should I handle refunds?", now());
+        let factual = crate::understand("when did Alice start climbing?", now());
+        assert!(directive.directive && !factual.directive);
+        assert_eq!(f.breakdown(&m, now(), &directive).suspect, 0.5);
+        assert_eq!(f.breakdown(&m, now(), &factual).suspect, 1.0);
+        m.status_reason = None;
+        assert_eq!(f.breakdown(&m, now(), &directive).suspect, 1.0);
+        assert_eq!(
+            RankingFactors::none()
+                .breakdown(&m, now(), &directive)
+                .suspect,
+            1.0
+        );
     }
 
     #[test]
@@ -222,6 +274,7 @@ mod tests {
             fused(["z-old", "a-new"]),
             look,
             &RankingFactors::default(),
+            &QueryUnderstanding::default(),
             now(),
         );
         assert_eq!(with[0].fused.id.as_str(), "a-new");
@@ -229,6 +282,7 @@ mod tests {
             fused(["z-old", "a-new"]),
             look,
             &RankingFactors::none(),
+            &QueryUnderstanding::default(),
             now(),
         );
         assert_eq!(without[0].fused.id.as_str(), "z-old"); // tie broken by id, descending

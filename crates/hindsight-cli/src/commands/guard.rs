@@ -39,10 +39,15 @@ pub enum GuardCommand {
         #[arg(long, default_value = "datasets/injection")]
         out: PathBuf,
     },
-    /// Train the classifier on the corpus train split; thresholds from the validation split.
+    /// Train the classifier on the manifest's training splits; thresholds from its validation
+    /// splits (or on one corpus with `--corpus`).
     Train {
-        #[arg(long, default_value = "datasets/injection")]
-        corpus: PathBuf,
+        /// The dataset manifest (every set's train and validation splits).
+        #[arg(long, default_value = hindsight_guard::corpus::DEFAULT_MANIFEST)]
+        manifest: PathBuf,
+        /// One corpus instead of the manifest (its train and validation splits).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
         /// More labelled corpora (same format) whose train and validation records join the
         /// corpus's (their test records, if any, are ignored), e.g. `datasets/injection-dev`.
         /// Never pass a held-out set: the challenge, probe, fresh and code-heavy sets label every
@@ -61,6 +66,12 @@ pub enum GuardCommand {
         seed: u64,
         #[arg(long, default_value_t = 0.01)]
         target_fpr: f64,
+        /// L2 strength of the dense heads.
+        #[arg(long, default_value_t = TrainOptions::default().l2)]
+        l2: f32,
+        /// L2 strength of the n-gram head.
+        #[arg(long, default_value_t = TrainOptions::default().ngram_l2)]
+        ngram_l2: f32,
         /// Validate the thresholds with rule hits as classifier features only (Reject-severity
         /// hits still flag); the model records the policy and the guard follows it. By default
         /// every Rule-severity hit flags a write.
@@ -118,6 +129,14 @@ pub enum GuardCommand {
         /// set's mistakes would spend it.
         #[arg(long)]
         mistakes: Option<PathBuf>,
+    },
+    /// Write every record's classifier inputs (embedding, lexical features, n-gram counts, rule
+    /// hits) as JSONL, for studying models offline.
+    Features {
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Catch rate / false positives on a corpus split (default: test).
     Eval {
@@ -287,12 +306,15 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             );
         }
         GuardCommand::Train {
+            manifest,
             corpus,
             extra,
             extra_weight,
             out,
             seed,
             target_fpr,
+            l2,
+            ngram_l2,
             rules_as_features,
             demote_noisy_rules,
             intent_adapter,
@@ -300,7 +322,12 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             if *extra_weight == 0 {
                 bail!("--extra-weight must be at least 1");
             }
-            let mut records = load(corpus)?;
+            let mut records = match corpus {
+                Some(c) => load(c)?,
+                None => hindsight_guard::corpus::GuardManifest::load(manifest)
+                    .and_then(|m| m.training_records())
+                    .with_context(|| format!("loading {}", manifest.display()))?,
+            };
             let mut added = Vec::new();
             for dir in extra {
                 let more = load(dir)?;
@@ -333,6 +360,8 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                 embedding_model: e.space().model,
                 rule_hits_flag: !*rules_as_features,
                 feature_only_rules,
+                l2: *l2,
+                ngram_l2: *ngram_l2,
                 ..TrainOptions::default()
             };
             let mut model = train_on_corpus(&used, &emb, &opts)?;
@@ -381,6 +410,17 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
                     v.validation_fpr
                 );
             }
+            if let Some(s) = &model.suspect {
+                for (name, v) in [
+                    ("full+ngram", &s.full_ngram),
+                    ("lexical+ngram", &s.lexical_ngram),
+                ] {
+                    println!(
+                        "  suspect {:<14} {:.4} (validation TPR {:.3}, FPR {:.4})",
+                        name, v.threshold, v.validation_tpr, v.validation_fpr
+                    );
+                }
+            }
         }
         GuardCommand::Finetune {
             corpus,
@@ -407,6 +447,32 @@ pub fn run(cli: &Cli, cmd: &GuardCommand) -> Result<ExitCode> {
             },
             *target_fpr,
         )?,
+        GuardCommand::Features { corpus, out } => {
+            let records = load(corpus)?;
+            let e = cached_embedder(cli)?;
+            let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+            let emb = embed_all(&e, &texts)?;
+            let mut w = std::io::BufWriter::new(
+                std::fs::File::create(out)
+                    .with_context(|| format!("creating {}", out.display()))?,
+            );
+            for (r, v) in records.iter().zip(&emb) {
+                let a = hindsight_guard::Analysis::of(&r.text);
+                let rules: Vec<(String, String)> = a
+                    .hits
+                    .iter()
+                    .map(|h| (h.rule.to_owned(), format!("{:?}", h.severity)))
+                    .collect();
+                let row = serde_json::json!({
+                    "id": r.id, "label": r.label, "split": r.split, "source": r.source,
+                    "language": r.language, "template": r.template, "style": r.style,
+                    "hard_negative": r.hard_negative, "category": r.category,
+                    "emb": v, "lex": a.lexical, "ngrams": a.ngrams, "rules": rules,
+                });
+                writeln!(w, "{row}")?;
+            }
+            w.flush()?;
+        }
         GuardCommand::Redaction { corpus, mistakes } => {
             let r = super::guard_eval::redaction_report(corpus)?;
             if let Some(path) = mistakes {

@@ -82,6 +82,9 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         if h.stale {
             flags.push("may be stale");
         }
+        if h.suspect {
+            flags.push("SUSPECT: possible injection");
+        }
         let flags = if flags.is_empty() {
             String::new()
         } else {

@@ -15,7 +15,12 @@
 //! (nor its wrapper) with a training text. Slot fillers and obfuscation methods are shared across
 //! splits.
 
+mod conversations;
+mod manifest;
 mod templates;
+
+pub use conversations::{dialogue_group, load_conversations};
+pub use manifest::{DEFAULT_MANIFEST, GuardManifest, GuardSet, LoadedSet, SetFormat};
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -95,7 +100,16 @@ pub struct CorpusRecord {
     pub secrets: Vec<String>,
 }
 
+/// The `style` of a benign turn of a dialogue (chat logs, real conversations): counted under the
+/// conversation limits of a threshold's false-positive budget.
+pub const CONVERSATION_STYLE: &str = "conversation";
+
 impl CorpusRecord {
+    /// A benign turn of a dialogue (`style` [`CONVERSATION_STYLE`]).
+    pub fn is_conversational(&self) -> bool {
+        self.label == Label::Benign && self.style == CONVERSATION_STYLE
+    }
+
     pub fn is_attack(&self) -> bool {
         self.label == Label::Attack
     }
