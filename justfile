@@ -5,7 +5,7 @@ set dotenv-load
 
 # Run the evaluation on every shipped dataset and write reports/ (fetches the model on first use).
 eval *ARGS:
-    cargo run -p hindsight-cli -- eval {{ARGS}}
+    cargo run -p hindsight-lab -- eval {{ARGS}}
 
 # Run the test suite (tests needing the model skip loudly when it is absent).
 test:
@@ -21,17 +21,17 @@ model:
 
 # Quick eval (the CI subset) and the regression gate against reports/baseline.json.
 gate:
-    cargo run -p hindsight-cli -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
-    cargo run -p hindsight-cli -- gate --baseline reports/baseline.json --current target/eval-quick/summary.json
+    cargo run -p hindsight-lab -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
+    cargo run -p hindsight-lab -- gate --baseline reports/baseline.json --current target/eval-quick/summary.json
 
 # Re-baseline the gate from a fresh quick eval (commit the diff deliberately).
 rebaseline:
-    cargo run -p hindsight-cli -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
-    cargo run -p hindsight-cli -- baseline update --from target/eval-quick/summary.json --to reports/baseline.json
+    cargo run -p hindsight-lab -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
+    cargo run -p hindsight-lab -- baseline update --from target/eval-quick/summary.json --to reports/baseline.json
 
 # Regenerate the shipped dataset (deterministic; the output is committed).
 dataset seed="42":
-    cargo run -p hindsight-cli -- dataset generate --seed {{seed}} --out datasets/agent-memory-bilingual
+    cargo run -p hindsight-lab -- dataset generate --seed {{seed}} --out datasets/agent-memory-bilingual
 
 # The load report: release build, a store pre-filled to N memories, the MCP server over it, the
 # load harness (reports/load/; the next `just eval` shows it). Same as `scripts/load-report N`.
@@ -58,9 +58,9 @@ services-stop:
 serve *ARGS="--auth-config config/tokens.example.toml":
     cargo run -p hindsight-cli -- serve --http 127.0.0.1:8080 {{ARGS}}
 
-# Guard: catch rate / false positives on the injection corpus test split.
+# Guard: catch rates and false positives on every labelled set of datasets/guard/manifest.toml.
 guard-eval:
-    cargo run -p hindsight-cli -- guard eval
+    cargo run -p hindsight-lab -- guard eval
 
 # The docker-compose stack (needs a Docker engine): PostgreSQL+pgvector, Redis, Qdrant, the MCP server.
 up:
@@ -70,8 +70,8 @@ up:
 # (or any server: PG_URL=postgres://... just eval-pg).
 eval-pg url=env_var_or_default("PG_URL", "postgres://" + env_var_or_default("POSTGRES_USER", "hindsight") + ":" + env_var_or_default("POSTGRES_PASSWORD", "") + "@127.0.0.1:" + env_var_or_default("POSTGRES_PORT", "5432") + "/" + env_var_or_default("POSTGRES_DB", "hindsight")):
     @echo "eval against {{replace_regex(url, ':[^:@/]*@', ':***@')}}"
-    @cargo run -p hindsight-cli -- eval --backend '{{url}}' --out reports/backend-postgres
+    @cargo run -p hindsight-lab -- eval --backend '{{url}}' --out reports/backend-postgres
 
 # Evaluate against the compose Qdrant (gRPC port 6334).
 eval-qdrant url=env_var_or_default("QDRANT_URL", "qdrant://127.0.0.1:6334"):
-    cargo run -p hindsight-cli -- eval --backend {{url}} --out reports/backend-qdrant
+    cargo run -p hindsight-lab -- eval --backend {{url}} --out reports/backend-qdrant

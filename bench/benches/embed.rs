@@ -101,35 +101,6 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
             b.iter(|| black_box(m.embed_one(black_box(document)).map(|v| v.len())));
         });
     }
-    let documents = documents(&sentences);
-    // The guard's intent head on the same document: MiniLM with the committed LoRA adapter
-    // merged, one forward pass plus a dot product (what the intent profile adds to a write).
-    let adapter = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../crates/hindsight-guard/model/intent-adapter.json"
-    );
-    match hindsight_embed::LoraAdapter::read(std::path::Path::new(adapter)) {
-        Ok(adapter) => {
-            for (name, precision) in [
-                ("intent_head_document", Precision::F32),
-                ("intent_head_document_bf16", Precision::Bf16),
-            ] {
-                match hindsight_embed::IntentModel::load(model.dir(), &adapter, precision) {
-                    Ok(intent) => {
-                        c.bench_function(name, |b| {
-                            b.iter(|| black_box(intent.logits(black_box(&[document]))))
-                        });
-                        intent_batching(c, name, &intent, &documents);
-                    }
-                    Err(e) => {
-                        eprintln!("{name} SKIPPED: {e}");
-                        continue;
-                    }
-                };
-            }
-        }
-        Err(e) => eprintln!("intent head bench SKIPPED: {e}"),
-    }
     for (name, m) in [
         ("minilm_single_query", model),
         ("minilm_single_query_bf16", &bf16),
@@ -144,45 +115,6 @@ fn bench(c: &mut Criterion, model: &MiniLmEmbedder) {
             });
         });
     }
-}
-
-/// 32 stored-memory-like texts of 10-40 tokens: one to three short sentences each, so a batch
-/// pads to its longest member as a bulk import's chunk does.
-fn documents(sentences: &[String]) -> Vec<String> {
-    (0..32)
-        .map(|i| {
-            let parts = 1 + i % 3;
-            (0..parts)
-                .map(|j| sentences[(i * 7 + j * 61) % sentences.len()].as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
-
-/// What batching buys the guard's intent head (`guard scan` and a bulk import's chunk score
-/// their texts in one pass): the same 32 documents scored in one call and one call each.
-fn intent_batching(
-    c: &mut Criterion,
-    name: &str,
-    intent: &hindsight_embed::IntentModel,
-    documents: &[String],
-) {
-    let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
-    let mut group = c.benchmark_group(format!("{name}_x{}", texts.len()));
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(texts.len() as u64));
-    group.bench_function("one_batch", |b| {
-        b.iter(|| black_box(intent.logits(black_box(&texts))))
-    });
-    group.bench_function("one_call_each", |b| {
-        b.iter(|| {
-            for text in &texts {
-                let _ = black_box(intent.logits(black_box(&[*text])));
-            }
-        })
-    });
-    group.finish();
 }
 
 fn main() {

@@ -6,9 +6,9 @@
 //! default and JSON with `--json`. Errors are reported through `anyhow` with their context chain
 //! and a non-zero exit code.
 
-mod backend;
-mod commands;
-mod progress;
+pub mod backend;
+pub mod commands;
+pub mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,10 +17,20 @@ use clap::{Parser, Subcommand};
 
 pub use backend::{BackendUrl, open_store, open_working_memory};
 
-/// hindsight: an agent-memory server and its evaluation harness.
+/// hindsight: an agent-memory server (the evaluation harness is `hindsight-lab`).
 #[derive(Debug, Parser)]
 #[command(name = "hindsight", version, about, propagate_version = true)]
 pub struct Cli {
+    #[command(flatten)]
+    pub globals: Globals,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every command of `hindsight` and `hindsight-lab` takes: where the memories are,
+/// how text is embedded, the guard, output and logging.
+#[derive(Debug, clap::Args)]
+pub struct Globals {
     /// Data directory of the embedded store (default: $HINDSIGHT_HOME/data).
     #[arg(long, global = true, env = "HINDSIGHT_DATA")]
     pub data: Option<PathBuf>,
@@ -78,9 +88,8 @@ pub struct Cli {
     /// or searched (`serve`, `ingest`, `search`, ...); switch them off only for trusted bulk data.
     #[arg(long, global = true, env = "HINDSIGHT_NO_GUARD")]
     pub no_guard: bool,
-    /// The write guard's classifier: a model JSON written by `hindsight guard train`, e.g.
-    /// `crates/hindsight-guard/model/classifier-precise.json` (fewer false positives, fewer
-    /// catches; see the README). Default: the committed `classifier.json`, built into the binary.
+    /// The write guard's classifier: a model JSON written by `hindsight-lab guard train`.
+    /// Default: the committed `classifier.json`, built into the binary.
     #[arg(long, global = true, env = "HINDSIGHT_GUARD_MODEL")]
     pub guard_model: Option<PathBuf>,
     /// Print machine-readable JSON.
@@ -89,8 +98,6 @@ pub struct Cli {
     /// More logging (-v info, -vv debug: per-path hits of every search).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,28 +119,15 @@ pub enum Command {
     Model(commands::model::ModelCommand),
     /// Re-embed every stored memory with the current embedder (after changing models).
     Reembed(commands::model::ReembedArgs),
-    /// Generate, import or check evaluation datasets.
-    #[command(subcommand)]
-    Dataset(commands::dataset::DatasetCommand),
-    /// Run the evaluation harness and write reports.
-    Eval(commands::eval::Args),
-    /// Compare a summary against a baseline; non-zero exit on regressions.
-    Gate(commands::eval::GateArgs),
-    /// Replace the committed baseline with a summary (explicit, reviewed in the diff).
-    #[command(subcommand)]
-    Baseline(commands::eval::BaselineCommand),
-    /// Load-test a running server: pre-fill a data directory, drive it, report latency.
-    #[command(subcommand)]
-    Load(commands::load::LoadCommand),
     /// List, release or discard memories the write guard quarantined.
     #[command(subcommand)]
     Quarantine(commands::quarantine::QuarantineCommand),
-    /// The write guard: scan texts, generate the injection corpus, train and evaluate the classifier.
+    /// The write guard: scan texts (training and evaluation are `hindsight-lab guard`).
     #[command(subcommand)]
     Guard(commands::guard::GuardCommand),
 }
 
-impl Cli {
+impl Globals {
     /// The embedded store's vector tiers as `--ann-threshold` / `--graph-threshold` set them.
     pub fn ann_config(&self) -> hindsight_index::AnnConfig {
         hindsight_index::AnnConfig {
@@ -205,7 +199,8 @@ impl std::str::FromStr for QueryPrecision {
 /// The error and its causes, joined by ": " as `{:#}` does, without a cause whose text the
 /// message before it already ends with (the libraries' errors print their source in their own
 /// message and also return it from `source()`, which `{:#}` would print twice).
-fn render_error(e: &anyhow::Error) -> String {
+/// An error and its causes, each once.
+pub fn render_error(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
@@ -223,7 +218,7 @@ fn render_error(e: &anyhow::Error) -> String {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    init_logging(cli.globals.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -248,7 +243,8 @@ pub fn main() -> ExitCode {
     code
 }
 
-fn init_logging(verbose: u8) {
+/// Logging to stderr at the level `-v` asks for (`HINDSIGHT_LOG` overrides it).
+pub fn init_logging(verbose: u8) {
     let default = match verbose {
         0 => "warn",
         1 => "info",
@@ -271,8 +267,8 @@ mod tests {
     fn an_error_prints_each_cause_once() {
         let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
         // A library error that prints its source and also returns it from `source()`.
-        let e = anyhow::Error::new(hindsight_eval::EvalError::Io {
-            path: "/nonexistent".into(),
+        let e = anyhow::Error::new(hindsight_embed::EmbedError::Io {
+            context: "/nonexistent".into(),
             source: io(),
         });
         assert_eq!(render_error(&e), "/nonexistent: No such file");
@@ -307,7 +303,9 @@ mod tests {
 
     #[test]
     fn vector_tier_thresholds_reach_the_store_config() {
-        let default = Cli::parse_from(["hindsight", "eval"]).ann_config();
+        let default = Cli::parse_from(["hindsight", "search", "x"])
+            .globals
+            .ann_config();
         assert_eq!(default, hindsight_index::AnnConfig::default());
         let cli = Cli::parse_from([
             "hindsight",
@@ -318,10 +316,12 @@ mod tests {
             "--graph-threshold",
             "90000",
         ]);
-        let c = cli.ann_config();
+        let c = cli.globals.ann_config();
         assert_eq!((c.threshold, c.graph_threshold), (5000, 90_000));
         assert_eq!(c.int8_rerank, default.int8_rerank);
-        assert!(Cli::try_parse_from(["hindsight", "--ann-threshold", "-1", "eval"]).is_err());
+        assert!(
+            Cli::try_parse_from(["hindsight", "--ann-threshold", "-1", "search", "x"]).is_err()
+        );
     }
 
     #[test]

@@ -16,7 +16,6 @@ use hindsight_core::l2_normalize;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use crate::adapter::LoraAdapter;
 use crate::kernels::{
     MatRef, PackedBf16, PackedI8, PackedMatrix, Panels, Threads, gelu, layer_norm, matmul,
     matmul_packed, quantize_rows, softmax,
@@ -277,40 +276,29 @@ fn fuse_columns(parts: &[Linear]) -> Linear {
 }
 
 impl BertEncoder {
-    /// Reads the weights; with an `adapter`, its low-rank deltas are added to the dense layers
-    /// before they are packed (the forward pass is then the adapted model's, at no extra cost).
+    /// Reads the weights and packs the dense layers.
     pub fn load(
         config: &BertConfig,
         tensors: HashMap<String, Tensor>,
-        adapter: Option<&LoraAdapter>,
     ) -> Result<BertEncoder, String> {
         config.validate()?;
         let w = Weights(tensors);
         let (h, inter) = (config.hidden_size, config.intermediate_size);
-        if let Some(a) = adapter {
-            a.check_shapes(config.num_hidden_layers, h, inter)?;
-        }
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
-            let dense = |name: &str, which: &str, n_in: usize, n_out: usize| {
-                let mut l = w.linear(&format!("{p}.{name}"), n_in, n_out)?;
-                if let Some(d) = adapter.and_then(|a| a.delta(i, which)) {
-                    for (w, d) in l.w.iter_mut().zip(d) {
-                        *w += d;
-                    }
-                }
-                Ok::<Linear, String>(l)
+            let dense = |name: &str, n_in: usize, n_out: usize| {
+                w.linear(&format!("{p}.{name}"), n_in, n_out)
             };
-            let q = dense("attention.self.query", "query", h, h)?;
-            let k = dense("attention.self.key", "key", h, h)?;
-            let v = dense("attention.self.value", "value", h, h)?;
+            let q = dense("attention.self.query", h, h)?;
+            let k = dense("attention.self.key", h, h)?;
+            let v = dense("attention.self.value", h, h)?;
             layers.push(Layer {
                 qkv: fuse_columns(&[q, k, v]).into(),
-                attn_out: dense("attention.output.dense", "attention_output", h, h)?.into(),
+                attn_out: dense("attention.output.dense", h, h)?.into(),
                 attn_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
-                intermediate: dense("intermediate.dense", "intermediate", h, inter)?.into(),
-                output: dense("output.dense", "output", inter, h)?.into(),
+                intermediate: dense("intermediate.dense", h, inter)?.into(),
+                output: dense("output.dense", inter, h)?.into(),
                 output_norm: w.norm(&format!("{p}.output.LayerNorm"), h)?,
             });
         }

@@ -18,12 +18,6 @@ pub enum EmbedError {
     /// The forward pass failed.
     #[error("inference: {0}")]
     Inference(String),
-    /// A LoRA adapter file could not be read, written or parsed.
-    #[error("adapter {}: {message}", path.display())]
-    Adapter { path: PathBuf, message: String },
-    /// Fine-tuning was asked for something it cannot do (one class only, zero epochs, ...).
-    #[error("fine-tuning: {0}")]
-    Tune(String),
     /// An HTTP embedding server failed or answered something we cannot use.
     #[error("HTTP embedder {url}: {message}")]
     Http { url: String, message: String },

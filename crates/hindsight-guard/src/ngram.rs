@@ -86,6 +86,13 @@ pub fn ngram_counts(text: &str) -> SparseRow {
     row
 }
 
+/// `w · row` for a sparse row (buckets outside `w` count 0).
+pub fn sparse_dot(row: &[(u32, f32)], w: &[f32]) -> f32 {
+    row.iter()
+        .filter_map(|&(j, x)| w.get(j as usize).map(|w| w * x))
+        .sum()
+}
+
 /// Smoothed inverse document frequency per bucket over `rows` (raw counts).
 pub fn fit_idf<'a>(rows: impl IntoIterator<Item = &'a SparseRow>) -> Vec<f32> {
     let mut df = vec![0u32; NGRAM_DIM];

@@ -353,7 +353,7 @@ fn leet(c: char) -> Option<char> {
 }
 
 /// CJK ideographs (the scripts whose words are not separated by spaces).
-pub(crate) fn is_cjk(c: char) -> bool {
+pub fn is_cjk(c: char) -> bool {
     matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{F900}'..='\u{FAFF}')
 }
 

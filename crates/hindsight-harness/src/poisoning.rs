@@ -378,7 +378,7 @@ fn cluster_reduction_ci(
     resamples: usize,
     seed: u64,
 ) -> Option<[f64; 2]> {
-    hindsight_guard::cluster_bootstrap(clusters, resamples, seed, |sample| {
+    hindsight_eval::cluster_bootstrap(clusters, resamples, seed, |sample| {
         let (off, on) = sample
             .iter()
             .fold((0, 0), |(a, b), &&(x, y)| (a + x, b + y));
@@ -517,8 +517,7 @@ struct ArmResult {
 
 /// Wilson 95 % interval of `k` of `n` as `[low, high]`.
 fn wilson(k: usize, n: usize) -> [f64; 2] {
-    let r = hindsight_guard::wilson(k, n);
-    [r.ci_low, r.ci_high]
+    hindsight_eval::wilson(k, n).ci95
 }
 
 async fn run_arm(
@@ -696,9 +695,9 @@ pub async fn evaluate_poisoning(
     };
     let (resamples, seed) = (opts.bootstrap.resamples, opts.seed);
     a.arm.ci95_payloads =
-        hindsight_guard::cluster_bootstrap_ci(&arm_clusters(|c| c.0), resamples, seed);
+        hindsight_eval::cluster_bootstrap_ci(&arm_clusters(|c| c.0), resamples, seed);
     b.arm.ci95_payloads =
-        hindsight_guard::cluster_bootstrap_ci(&arm_clusters(|c| c.1), resamples, seed);
+        hindsight_eval::cluster_bootstrap_ci(&arm_clusters(|c| c.1), resamples, seed);
     let reduction_ci95 = reduction
         .and_then(|_| cluster_reduction_ci(&clusters, opts.bootstrap.resamples, opts.seed));
     Ok(GuardE2eReport {
@@ -737,10 +736,10 @@ mod tests {
         // wider interval than Wilson's, which takes the 120 as independent.
         let mut clusters = vec![(3, 6)];
         clusters.extend(std::iter::repeat_n((0, 6), 19));
-        let by_payload = hindsight_guard::cluster_bootstrap_ci(&clusters, 4000, 7).unwrap();
-        let wilson = hindsight_guard::wilson(3, 120);
+        let by_payload = hindsight_eval::cluster_bootstrap_ci(&clusters, 4000, 7).unwrap();
+        let wilson = hindsight_eval::wilson(3, 120);
         assert!(
-            by_payload[1] > wilson.ci_high,
+            by_payload[1] > wilson.ci95[1],
             "{by_payload:?} vs {wilson:?}"
         );
     }

@@ -64,7 +64,7 @@ impl RankingFactors {
             access_boost: false,
             trust: None,
             usefulness: false,
-            suspect_weight: 1.0,
+            suspect_weight: 0.5,
             ..Self::default()
         }
     }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use hindsight_core::{MemoryId, Namespace};
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Args)]
 pub struct ForgetArgs {
@@ -34,7 +34,7 @@ pub struct PurgeArgs {
     pub namespace: String,
 }
 
-pub async fn forget(cli: &Cli, a: &ForgetArgs) -> Result<ExitCode> {
+pub async fn forget(cli: &Globals, a: &ForgetArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     let (ns, id) = (
         Namespace::new(a.namespace.clone()),
@@ -53,7 +53,7 @@ pub async fn forget(cli: &Cli, a: &ForgetArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn revert(cli: &Cli, a: &RevertArgs) -> Result<ExitCode> {
+pub async fn revert(cli: &Globals, a: &RevertArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     let m = engine
         .revert(
@@ -72,7 +72,7 @@ pub async fn revert(cli: &Cli, a: &RevertArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn purge(cli: &Cli, a: &PurgeArgs) -> Result<ExitCode> {
+pub async fn purge(cli: &Globals, a: &PurgeArgs) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     let ids = engine.purge(&Namespace::new(a.namespace.clone())).await?;
     if cli.json {

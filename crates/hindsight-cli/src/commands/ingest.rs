@@ -9,7 +9,7 @@ use hindsight_core::{ErrorKind, Namespace, NewMemory, Status};
 use hindsight_mcp::MAX_LINE_BYTES;
 use tokio::io::{AsyncBufRead, BufReader};
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -72,7 +72,7 @@ fn parse_line(line: &str, default_ns: Option<&str>) -> Result<NewMemory, String>
     Ok(m)
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     let from_stdin = args.file.as_os_str() == "-";
     let label = if from_stdin {
         "<stdin>".to_owned()

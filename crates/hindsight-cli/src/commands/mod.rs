@@ -1,12 +1,8 @@
 //! One module per subcommand, plus the shared set-up (embedder, store, engine).
 
-pub mod dataset;
-pub mod eval;
 pub mod forget;
 pub mod guard;
-pub mod guard_eval;
 pub mod ingest;
-pub mod load;
 pub mod model;
 pub mod quarantine;
 pub mod search;
@@ -15,7 +11,7 @@ pub mod serve;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use hindsight_embed::{
     Embedder, EmbedderSpec, Embedders, default_home, ensure_model, load_embedders,
@@ -24,30 +20,27 @@ use hindsight_engine::{Engine, EngineBuilder, RuleConsensus};
 use hindsight_guard::{Classifier, Guard, GuardConfig};
 
 use crate::backend::{BackendUrl, open_store};
-use crate::{Cli, Command};
+use crate::{Cli, Command, Globals};
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
-    match &cli.command {
-        Command::Ingest(a) => ingest::run(&cli, a).await,
-        Command::Search(a) => search::run(&cli, a).await,
-        Command::Serve(a) => serve::run(&cli, a).await,
-        Command::Forget(a) => forget::forget(&cli, a).await,
-        Command::Revert(a) => forget::revert(&cli, a).await,
-        Command::Purge(a) => forget::purge(&cli, a).await,
-        Command::Model(c) => model::run(&cli, c).await,
-        Command::Reembed(a) => model::reembed(&cli, a).await,
-        Command::Dataset(c) => dataset::run(&cli, c),
-        Command::Eval(a) => eval::run(&cli, a).await,
-        Command::Gate(a) => eval::gate(a),
-        Command::Baseline(c) => eval::baseline(c),
-        Command::Load(c) => load::run(&cli, c).await,
-        Command::Quarantine(c) => quarantine::run(&cli, c).await,
-        Command::Guard(c) => guard::run(&cli, c),
+    let Cli { globals, command } = cli;
+    let cli = &globals;
+    match &command {
+        Command::Ingest(a) => ingest::run(cli, a).await,
+        Command::Search(a) => search::run(cli, a).await,
+        Command::Serve(a) => serve::run(cli, a).await,
+        Command::Forget(a) => forget::forget(cli, a).await,
+        Command::Revert(a) => forget::revert(cli, a).await,
+        Command::Purge(a) => forget::purge(cli, a).await,
+        Command::Model(c) => model::run(cli, c).await,
+        Command::Reembed(a) => model::reembed(cli, a).await,
+        Command::Quarantine(c) => quarantine::run(cli, c).await,
+        Command::Guard(c) => guard::run(cli, c),
     }
 }
 
 /// The backend URL from `--backend`, else `--data`, else `$HINDSIGHT_HOME/data`.
-pub fn backend_url(cli: &Cli) -> Result<BackendUrl> {
+pub fn backend_url(cli: &Globals) -> Result<BackendUrl> {
     if let Some(url) = &cli.backend {
         return BackendUrl::parse(url);
     }
@@ -94,7 +87,7 @@ pub fn disk_cached(embedders: Embedders) -> Result<Embedders> {
 
 /// Builds the embedders named by `--embedder` and `--query-precision`, fetching the default
 /// model when it is missing.
-pub fn embedders(cli: &Cli) -> Result<Embedders> {
+pub fn embedders(cli: &Globals) -> Result<Embedders> {
     let spec: EmbedderSpec = cli
         .embedder
         .parse()
@@ -119,18 +112,18 @@ pub fn embedders(cli: &Cli) -> Result<Embedders> {
 }
 
 /// The document embedder named by `--embedder` (commands that embed no queries).
-pub fn embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
+pub fn embedder(cli: &Globals) -> Result<Arc<dyn Embedder>> {
     Ok(embedders(cli)?.docs)
 }
 
 /// Embedder + store + engine for the commands that work on a store.
-pub async fn engine(cli: &Cli) -> Result<Engine> {
+pub async fn engine(cli: &Globals) -> Result<Engine> {
     Ok(engine_builder(cli).await?.build()?)
 }
 
 /// The engine over the configured store and embedder, before options are set: with the write
 /// guard (the committed classifier) and the read-time consensus check, unless `--no-guard`.
-pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
+pub async fn engine_builder(cli: &Globals) -> Result<EngineBuilder> {
     let embedders = embedders(cli)?;
     let url = backend_url(cli)?;
     let store = open_store(&url, embedders.docs.space(), cli.ann_config()).await?;
@@ -141,7 +134,7 @@ pub async fn engine_builder(cli: &Cli) -> Result<EngineBuilder> {
 /// `builder` with the write guard and the consensus check, or, with `--no-guard`, without them
 /// and a warning on stderr. `model` is the engine's document embedder: the classifier uses the
 /// writes' vectors only when they come from the model it was trained on.
-pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineBuilder> {
+pub fn guarded(cli: &Globals, builder: EngineBuilder, model: &str) -> Result<EngineBuilder> {
     if cli.no_guard {
         eprintln!(
             "warning: --no-guard: writes are NOT screened for injections or secrets, and searches run no consensus check"
@@ -159,66 +152,18 @@ pub fn guarded(cli: &Cli, builder: EngineBuilder, model: &str) -> Result<EngineB
             classifier.embedding_model
         );
     }
-    let guard = guard_over(cli, cli.guard_model.as_deref(), config, classifier)?;
+    let guard = Guard::new(config, classifier);
     Ok(builder
         .guard(Arc::new(guard))
         .consensus(Arc::new(RuleConsensus)))
 }
 
-/// The default MiniLM directory, fetched when missing (the embedders, fine-tuning and the
-/// guard's intent head all read these weights).
+/// The default MiniLM directory, fetched when missing.
 pub fn minilm_dir() -> Result<std::path::PathBuf> {
     let home = default_home();
     ensure_model(&home)
         .context("fetching the embedding model (run `hindsight model fetch` to retry)")?;
     Ok(hindsight_embed::model_dir(&home))
-}
-
-/// The fine-tuned intent head as the guard sees it: the adapted MiniLM's logits.
-#[derive(Debug)]
-struct IntentHead(hindsight_embed::IntentModel);
-
-impl hindsight_guard::IntentScorer for IntentHead {
-    // The encoder splits long calls into passes of its batch size itself.
-    fn logits(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
-        self.0.logits(texts).map_err(|e| e.to_string())
-    }
-}
-
-/// The guard for `classifier` (read from `path`, or the committed default when `None`), with
-/// its fine-tuned intent head attached when the model has one: the adapter file named in the
-/// model, next to it, checked against the SHA-256 the model was validated with, merged into
-/// MiniLM and run in the document precision.
-pub fn guard_over(
-    cli: &Cli,
-    path: Option<&std::path::Path>,
-    config: GuardConfig,
-    classifier: Classifier,
-) -> Result<Guard> {
-    let Some(intent) = classifier.intent.clone() else {
-        return Ok(Guard::new(config, classifier));
-    };
-    let dir = path
-        .and_then(std::path::Path::parent)
-        .unwrap_or(std::path::Path::new("."));
-    let file = dir.join(&intent.adapter);
-    let sha = hindsight_embed::sha256_file(&file)
-        .with_context(|| format!("reading the guard's intent adapter {}", file.display()))?;
-    if sha != intent.adapter_sha256 {
-        bail!(
-            "the guard's intent adapter {} (sha256 {sha}) is not the one its model was validated with ({}); retrain with `hindsight guard train --intent-adapter`",
-            file.display(),
-            intent.adapter_sha256
-        );
-    }
-    let adapter = hindsight_embed::LoraAdapter::read(&file)?;
-    let model = hindsight_embed::IntentModel::load(
-        minilm_dir()?,
-        &adapter,
-        cli.document_precision.resolve(),
-    )
-    .with_context(|| format!("loading the guard's intent head {}", file.display()))?;
-    Ok(Guard::new(config, classifier).with_intent_scorer(Arc::new(IntentHead(model))))
 }
 
 /// The guard's classifier: the model JSON at `path`, or the committed default.
@@ -262,26 +207,7 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
-
-    fn with_intent(sha: &str) -> Classifier {
-        let mut c = Classifier::default_model().expect("committed model loads");
-        let v = hindsight_guard::Validated {
-            threshold: 0.5,
-            validation_tpr: 1.0,
-            validation_fpr: 0.0,
-        };
-        c.intent = Some(hindsight_guard::IntentEnsemble {
-            adapter: "adapter.json".into(),
-            adapter_sha256: sha.into(),
-            weight: 0.5,
-            validated: v.clone(),
-            alone: v,
-        });
-        c
-    }
 
     #[test]
     fn now_is_refused_outside_the_stores_range_by_every_command() {
@@ -290,43 +216,5 @@ mod tests {
             let err = format!("{:#}", parse_now(Some(s)).expect_err(s));
             assert!(err.contains("--now"), "{s}: {err}");
         }
-    }
-
-    #[test]
-    fn a_guard_refuses_an_intent_adapter_it_was_not_validated_with() {
-        let cli = Cli::parse_from(["hindsight", "eval"]);
-        let dir = tempfile::tempdir().expect("temp dir");
-        let model = dir.path().join("classifier.json");
-        // No adapter file next to the model: a clear error naming it.
-        let err = guard_over(
-            &cli,
-            Some(&model),
-            GuardConfig::default(),
-            with_intent("00"),
-        )
-        .expect_err("missing adapter");
-        assert!(format!("{err:#}").contains("adapter.json"), "{err:#}");
-        // An adapter with another hash than the model records: refused before any model loads.
-        std::fs::write(dir.path().join("adapter.json"), "{}").expect("write");
-        let err = guard_over(
-            &cli,
-            Some(&model),
-            GuardConfig::default(),
-            with_intent("00"),
-        )
-        .expect_err("hash mismatch");
-        assert!(
-            format!("{err:#}").contains("not the one its model was validated with"),
-            "{err:#}"
-        );
-        // A model without an intent ensemble needs no adapter.
-        let g = guard_over(
-            &cli,
-            Some(&model),
-            GuardConfig::default(),
-            Classifier::default_model().expect("loads"),
-        )
-        .expect("plain guard");
-        assert!(!g.uses_intent());
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use hindsight_embed::{FetchSource, default_home, fetch_model, progress_bar_reporter};
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
@@ -29,7 +29,7 @@ pub struct ReembedArgs {
     pub batch: usize,
 }
 
-pub async fn run(_cli: &Cli, cmd: &ModelCommand) -> Result<ExitCode> {
+pub async fn run(_cli: &Globals, cmd: &ModelCommand) -> Result<ExitCode> {
     let home = default_home();
     match cmd {
         ModelCommand::Fetch { from } => {
@@ -49,7 +49,7 @@ pub async fn run(_cli: &Cli, cmd: &ModelCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn reembed(cli: &Cli, args: &ReembedArgs) -> Result<ExitCode> {
+pub async fn reembed(cli: &Globals, args: &ReembedArgs) -> Result<ExitCode> {
     let embedder = super::embedder(cli)?;
     let dir = match super::backend_url(cli)? {
         crate::BackendUrl::Sqlite(dir) => dir,

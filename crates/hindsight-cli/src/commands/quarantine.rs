@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use hindsight_core::{MemoryId, Namespace};
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum QuarantineCommand {
@@ -57,7 +57,7 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-pub async fn run(cli: &Cli, cmd: &QuarantineCommand) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, cmd: &QuarantineCommand) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     match cmd {
         QuarantineCommand::List {

@@ -6,7 +6,7 @@ use anyhow::Result;
 use hindsight_core::{Filter, MemoryKind, Namespace, Status};
 use hindsight_engine::SearchRequest;
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,7 +45,7 @@ fn top_k(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     let engine = super::engine(cli).await?;
     let req = SearchRequest {
         namespace: Namespace::new(args.namespace.clone()),

@@ -10,7 +10,7 @@ use hindsight_engine::WriteConfig;
 use hindsight_mcp::{Access, AuthConfig, HttpAuth, ServerOptions, ServerState};
 use hindsight_reflect::{ChatClient, LlmConfig, Reflector};
 
-use crate::Cli;
+use crate::Globals;
 
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
@@ -104,7 +104,7 @@ async fn shutdown_signal() {
     }
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     // validate the transport options before the (slow) engine start
     let http_auth = match args.http {
         Some(addr) => Some(match (&args.auth_config, args.no_auth) {

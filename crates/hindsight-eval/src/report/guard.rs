@@ -12,40 +12,98 @@ use serde::{Deserialize, Serialize};
 /// The optional `guard` section of a [`crate::Summary`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuardSection {
-    /// Detection quality on the labelled injection corpus.
+    /// The guard the numbers are for: its model and thresholds.
+    #[serde(default)]
+    pub model: GuardModelInfo,
+    /// Detection on every labelled set the guard's manifest reports, in manifest order.
+    #[serde(default)]
+    pub sets: Vec<GuardSetReport>,
+    /// False positives on benign texts, per set, source and language, each text scored as
+    /// written by the user, by the agent and as external text.
+    #[serde(default)]
+    pub benign_sources: Vec<BenignSourceRow>,
+    /// Attack success with the guard off vs on, through the real write and read pipelines, one
+    /// per evaluated dataset.
+    #[serde(default)]
+    pub e2e: Vec<GuardE2eReport>,
+    /// Redaction of labelled secrets, per secrets set the manifest reports.
+    #[serde(default)]
+    pub redaction: Vec<RedactionReport>,
+}
+
+/// Which guard was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardModelInfo {
+    /// The head that decided (`full+ngram`, or `lexical+ngram` without embeddings).
+    pub head: String,
+    /// The embedding model the classifier saw (empty: none).
+    pub embedding_model: String,
+    /// The quarantine threshold before trust scaling.
+    pub quarantine_threshold: f64,
+    /// The suspect band's lower end before trust scaling, when the model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catch: Option<GuardCatchReport>,
-    /// Attack success with the guard off vs on, through the real write and read pipelines.
+    pub suspect_threshold: Option<f64>,
+}
+
+/// A rate with its Wilson interval ([`Rate::ci95`]) and a percentile bootstrap interval that
+/// resamples whole clusters (generator templates, dialogues), when records share one.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusteredRate {
+    #[serde(flatten)]
+    pub rate: Rate,
+    /// Distinct clusters among the `n` cases (`n` when no two share one).
+    pub clusters: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub e2e: Option<GuardE2eReport>,
-    /// Detection quality on the hand-written challenge set (`datasets/injection-challenge`):
-    /// attacks phrased outside the corpus generator's templates, held out from all development.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub challenge: Option<GuardCatchReport>,
-    /// Detection quality on a second author's probe set (`datasets/injection-probe`), held out
-    /// from all development.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<GuardCatchReport>,
-    /// Detection quality on the selection set (`datasets/injection-select`, its `validation`
-    /// split): independent authors, never trained on; it chose the training policy of the
-    /// precision-oriented model (`model/classifier-precise.json`), not the default's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub select: Option<GuardCatchReport>,
-    /// False positives on code-heavy benign memories (`datasets/injection-codes`; no attacks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub codes: Option<GuardCatchReport>,
-    /// Detection quality on the fresh held-out set (`datasets/injection-fresh`): 1,499 texts by
-    /// three authors who saw only the threat description; never trained on and never
-    /// used to choose a model, threshold or rule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fresh: Option<GuardCatchReport>,
-    /// Redaction of labelled secrets (`datasets/secrets`), by the write path's detector.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redaction: Option<RedactionReport>,
-    /// Redaction on the second held-out secrets set (`datasets/secrets-fresh`, written in session
-    /// 26 by an author who saw no detector, dataset or code; never used to develop a detector).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redaction_fresh: Option<RedactionReport>,
+    pub cluster_ci95: Option<[f64; 2]>,
+}
+
+/// Detection on one labelled set's reported splits.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardSetReport {
+    pub name: String,
+    /// Nothing was chosen while looking at these splits: a headline number.
+    pub held_out: bool,
+    pub provenance: String,
+    pub splits: Vec<String>,
+    pub attacks: usize,
+    pub benign: usize,
+    /// Attacks quarantined or rejected, each scored as the source its record names.
+    pub caught: ClusteredRate,
+    /// The same attacks, every one scored as external text.
+    pub caught_as_external: Rate,
+    /// Attacks at least flagged suspect (scored as their own source).
+    pub caught_or_suspect: Rate,
+    #[serde(default)]
+    pub caught_by_language: BTreeMap<String, Rate>,
+    #[serde(default)]
+    pub caught_by_style: BTreeMap<String, Rate>,
+    #[serde(default)]
+    pub caught_by_category: BTreeMap<String, Rate>,
+    /// Benign texts quarantined or rejected, each at its own source.
+    pub false_positives: ClusteredRate,
+    /// Benign texts flagged suspect (kept and searchable).
+    pub suspect: Rate,
+    pub hard_negatives: Rate,
+}
+
+/// False positives on one source of benign text (a set, or a real source within it) in one
+/// language.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenignSourceRow {
+    pub set: String,
+    /// The origin within the set (a real corpus's name), or the set itself.
+    pub source: String,
+    pub language: String,
+    pub held_out: bool,
+    /// Turns of dialogues (clustered by dialogue) rather than written memories.
+    pub conversation: bool,
+    /// Quarantined or rejected when written by the user, by the agent, from outside.
+    pub as_user: ClusteredRate,
+    pub as_agent: ClusteredRate,
+    pub as_external: ClusteredRate,
+    /// Flagged suspect (kept) when written by the user / from outside.
+    pub suspect_as_user: Rate,
+    pub suspect_as_external: Rate,
 }
 
 /// How well the write path's redaction finds labelled secrets, per type. Rates carry Wilson
@@ -65,15 +123,6 @@ pub struct RedactionReport {
     pub precision: Rate,
     /// Texts with secret-looking strings and no secret that were redacted anywhere.
     pub hard_negatives_redacted: Rate,
-}
-
-/// Percentile bootstrap 95 % intervals over templates (see [`GuardCatchReport::template_ci`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TemplateInterval {
-    pub attack_templates: usize,
-    pub benign_templates: usize,
-    pub tpr: [f64; 2],
-    pub fpr: [f64; 2],
 }
 
 /// One secret type's row of [`RedactionReport`].
@@ -96,47 +145,6 @@ pub struct Rate {
     pub rate: f64,
     /// 95 % interval `[lo, hi]`.
     pub ci95: [f64; 2],
-}
-
-/// Catch rate of the guard on a labelled split (the guard helper's evaluation, converted).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GuardCatchReport {
-    /// Which split was scored (`test`).
-    pub split: String,
-    /// Which detector the numbers are for (normally the guard's combined policy).
-    #[serde(default)]
-    pub detector: String,
-    /// Records scored and the embedding model the classifier saw (empty: none).
-    #[serde(default)]
-    pub records: usize,
-    #[serde(default)]
-    pub embedding_model: String,
-    /// Classifier decision threshold, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold: Option<f64>,
-    /// TPR over every attack.
-    pub tpr: Rate,
-    /// TPR per attack category.
-    #[serde(default)]
-    pub tpr_by_category: BTreeMap<String, Rate>,
-    /// TPR per language (`en`, `zh`).
-    #[serde(default)]
-    pub tpr_by_language: BTreeMap<String, Rate>,
-    /// TPR per style (`direct`, `embedded`, `obfuscated`).
-    #[serde(default)]
-    pub tpr_by_style: BTreeMap<String, Rate>,
-    /// FPR on all benign writes: ordinary ones and hard negatives together.
-    pub fpr_benign: Rate,
-    /// FPR on hard negatives (benign text about confirmation, admins, passwords, ...).
-    pub fpr_hard_negatives: Rate,
-    /// `(TPR + TNR) / 2` over the split.
-    pub balanced_accuracy: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub balanced_accuracy_ci95: Option<[f64; 2]>,
-    /// Catch rate and benign FPR intervals that resample whole generator templates (attack and
-    /// benign templates separately) instead of records; only for the generated corpus.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template_ci: Option<TemplateInterval>,
 }
 
 /// What the guard did to the benign dataset while it was imported (false positives at ingest).
@@ -263,124 +271,144 @@ fn pct_ci(x: f64, ci: [f64; 2]) -> String {
     format!("{} [{}, {}]", pct(x), pct(ci[0]), pct(ci[1]))
 }
 
-fn rate_cells(name: &str, r: &Rate) -> Vec<String> {
-    vec![
-        name.to_owned(),
-        r.n.to_string(),
-        r.hits.to_string(),
-        pct_ci(r.rate, r.ci95),
-    ]
-}
-
 fn strings(cells: &[&str]) -> Vec<String> {
     cells.iter().map(|s| (*s).to_owned()).collect()
 }
 
-/// The tables of the guard section, in display order.
-/// The rates of one catch-rate evaluation as a table titled `what (detector, split, records)`.
-fn catch_table(c: &GuardCatchReport, what: &str) -> GuardTable {
-    // A set without attacks (the code-heavy benign set) has no catch rate: not 0 %.
-    let no_attacks = c.tpr.n == 0;
-    let mut rows = vec![if no_attacks {
-        strings(&["TPR (all attacks)", "0", "0", "n/a (no attacks)"])
+fn clustered(r: &ClusteredRate) -> String {
+    let mut out = format!(
+        "{} ({}/{})",
+        pct_ci(r.rate.rate, r.rate.ci95),
+        r.rate.hits,
+        r.rate.n
+    );
+    if let Some([lo, hi]) = r.cluster_ci95 {
+        let _ = write!(out, "; {} clusters [{}, {}]", r.clusters, pct(lo), pct(hi));
+    }
+    out
+}
+
+fn rate_cell(r: &Rate) -> String {
+    if r.n == 0 {
+        "n/a".to_owned()
     } else {
-        rate_cells("TPR (all attacks)", &c.tpr)
-    }];
-    for (k, r) in &c.tpr_by_category {
-        rows.push(rate_cells(&format!("TPR category {k}"), r));
-    }
-    for (k, r) in &c.tpr_by_language {
-        rows.push(rate_cells(&format!("TPR language {k}"), r));
-    }
-    for (k, r) in &c.tpr_by_style {
-        rows.push(rate_cells(&format!("TPR style {k}"), r));
-    }
-    rows.push(rate_cells(
-        "FPR benign (all, hard negatives included)",
-        &c.fpr_benign,
-    ));
-    rows.push(rate_cells("FPR hard negatives", &c.fpr_hard_negatives));
-    if let Some(t) = &c.template_ci {
-        rows.push(vec![
-            format!(
-                "TPR, resampling templates ({} attack templates)",
-                t.attack_templates
-            ),
-            String::new(),
-            String::new(),
-            format!("[{}, {}]", pct(t.tpr[0]), pct(t.tpr[1])),
-        ]);
-        rows.push(vec![
-            format!(
-                "FPR benign, resampling templates ({} benign templates)",
-                t.benign_templates
-            ),
-            String::new(),
-            String::new(),
-            format!("[{}, {}]", pct(t.fpr[0]), pct(t.fpr[1])),
-        ]);
-    }
-    rows.push(vec![
-        "balanced accuracy".to_owned(),
-        String::new(),
-        String::new(),
-        match c.balanced_accuracy_ci95 {
-            _ if no_attacks => "n/a (no attacks)".to_owned(),
-            Some(ci) => pct_ci(c.balanced_accuracy, ci),
-            None => pct(c.balanced_accuracy),
-        },
-    ]);
-    let threshold = c
-        .threshold
-        .map_or_else(String::new, |t| format!(", threshold {t:.3}"));
-    GuardTable {
-        title: format!(
-            "{what} ({}, {} split, {} records{threshold})",
-            if c.detector.is_empty() {
-                "guard"
-            } else {
-                &c.detector
-            },
-            c.split,
-            c.records
-        ),
-        header: strings(&["measure", "n", "count", "rate [95% CI]"]),
-        rows,
+        format!("{} ({}/{})", pct_ci(r.rate, r.ci95), r.hits, r.n)
     }
 }
 
+fn held_out_label(held_out: bool) -> &'static str {
+    if held_out {
+        "held out"
+    } else {
+        "seen in development"
+    }
+}
+
+/// The tables of the guard section, in display order.
 pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
     let mut out = Vec::new();
-    if let Some(c) = &section.catch {
-        out.push(catch_table(c, "Guard catch rate"));
-    }
-    for (c, title) in [
-        (
-            &section.challenge,
-            "Hand-written challenge set, held out (datasets/injection-challenge)",
-        ),
-        (
-            &section.probe,
-            "Second author's probe set, held out (datasets/injection-probe)",
-        ),
-        (
-            &section.fresh,
-            "Fresh set, three more authors, held out (datasets/injection-fresh)",
-        ),
-        (
-            &section.select,
-            "Selection set, independent authors, never trained on (datasets/injection-select)",
-        ),
-        (
-            &section.codes,
-            "Code-heavy benign memories, false positives only (datasets/injection-codes)",
-        ),
-    ] {
-        if let Some(c) = c {
-            out.push(catch_table(c, title));
+    if !section.sets.is_empty() {
+        let m = &section.model;
+        let suspect = m
+            .suspect_threshold
+            .map_or_else(String::new, |t| format!(", suspect from {t:.3}"));
+        out.push(GuardTable {
+            title: format!(
+                "Attacks caught per set ({} head, quarantine at {:.3}{suspect} before trust scaling; 95% Wilson, and a bootstrap over clusters where records share one)",
+                m.head, m.quarantine_threshold
+            ),
+            header: strings(&[
+                "set",
+                "role",
+                "attacks",
+                "caught (quarantine or reject, own source)",
+                "caught as external text",
+                "caught or suspect",
+                "benign",
+                "benign quarantined (own source)",
+                "benign suspect",
+            ]),
+            rows: section
+                .sets
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.name.clone(),
+                        held_out_label(s.held_out).to_owned(),
+                        s.attacks.to_string(),
+                        if s.attacks == 0 {
+                            "n/a (no attacks)".to_owned()
+                        } else {
+                            clustered(&s.caught)
+                        },
+                        rate_cell(&s.caught_as_external),
+                        rate_cell(&s.caught_or_suspect),
+                        s.benign.to_string(),
+                        if s.benign == 0 {
+                            "n/a".to_owned()
+                        } else {
+                            clustered(&s.false_positives)
+                        },
+                        rate_cell(&s.suspect),
+                    ]
+                })
+                .collect(),
+        });
+        let mut rows = Vec::new();
+        for s in &section.sets {
+            for (what, map) in [
+                ("language", &s.caught_by_language),
+                ("style", &s.caught_by_style),
+                ("category", &s.caught_by_category),
+            ] {
+                for (k, r) in map {
+                    rows.push(vec![s.name.clone(), format!("{what} {k}"), rate_cell(r)]);
+                }
+            }
+        }
+        if !rows.is_empty() {
+            out.push(GuardTable {
+                title: "Attacks caught per set, by language, style and category (own source)"
+                    .to_owned(),
+                header: strings(&["set", "group", "caught"]),
+                rows,
+            });
         }
     }
-    if let Some(e) = &section.e2e {
+    if !section.benign_sources.is_empty() {
+        out.push(GuardTable {
+            title: "Benign texts quarantined or rejected, per source and language, as written by each source (95% Wilson; bootstrap over dialogues or templates)".to_owned(),
+            header: strings(&[
+                "set",
+                "source",
+                "language",
+                "role",
+                "as user",
+                "as agent",
+                "as external",
+                "suspect as user",
+                "suspect as external",
+            ]),
+            rows: section
+                .benign_sources
+                .iter()
+                .map(|b| {
+                    vec![
+                        b.set.clone(),
+                        b.source.clone(),
+                        b.language.clone(),
+                        held_out_label(b.held_out).to_owned(),
+                        clustered(&b.as_user),
+                        clustered(&b.as_agent),
+                        clustered(&b.as_external),
+                        rate_cell(&b.suspect_as_user),
+                        rate_cell(&b.suspect_as_external),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    for e in &section.e2e {
         let arm = |label: &str, a: &PoisonArm| {
             vec![
                 format!("{label} ({})", a.guard),
@@ -463,10 +491,7 @@ pub(crate) fn guard_tables(section: &GuardSection) -> Vec<GuardTable> {
             });
         }
     }
-    for r in [&section.redaction, &section.redaction_fresh]
-        .into_iter()
-        .flatten()
-    {
+    for r in &section.redaction {
         let mut rows: Vec<Vec<String>> = r
             .by_type
             .iter()
@@ -566,52 +591,70 @@ mod tests {
     }
 
     #[test]
-    fn renders_both_parts() {
-        let mut catch = GuardCatchReport {
-            split: "test".into(),
-            detector: "combined".into(),
-            records: 600,
-            threshold: Some(0.41),
-            tpr: rate(100, 97),
-            fpr_benign: rate(400, 2),
-            fpr_hard_negatives: rate(100, 3),
-            balanced_accuracy: 0.97,
-            ..GuardCatchReport::default()
+    fn renders_sets_sources_poisoning_and_redaction() {
+        let clustered = |n, hits, clusters| ClusteredRate {
+            rate: rate(n, hits),
+            clusters,
+            cluster_ci95: Some([0.1, 0.3]),
         };
-        catch
-            .tpr_by_category
-            .insert("confirmation_bypass".into(), rate(20, 20));
-        let e2e = GuardE2eReport {
-            dataset: "agent-memory-bilingual".into(),
-            targeted_queries: 60,
-            attacks: 60,
-            top_k: 5,
-            off: PoisonArm {
-                guard: "off".into(),
-                successes: 51,
-                attack_success_rate: 0.85,
-                ..PoisonArm::default()
-            },
-            reduction: Some(0.96),
-            reduction_ci95: Some([0.9, 0.99]),
-            payloads: 20,
-            ..GuardE2eReport::default()
+        let mut set = GuardSetReport {
+            name: "heldout-hijack".into(),
+            held_out: true,
+            provenance: "an author".into(),
+            splits: vec!["test".into()],
+            attacks: 100,
+            benign: 50,
+            caught: clustered(100, 90, 100),
+            caught_as_external: rate(100, 93),
+            caught_or_suspect: rate(100, 97),
+            false_positives: clustered(50, 2, 50),
+            suspect: rate(50, 1),
+            hard_negatives: rate(20, 2),
+            ..GuardSetReport::default()
         };
-        let mut challenge = catch.clone();
-        challenge.records = 120;
-        challenge.tpr = rate(60, 25);
-        let mut probe = catch.clone();
-        probe.records = 290;
+        set.caught_by_language.insert("zh".into(), rate(40, 35));
+        let mut codes = set.clone();
+        codes.name = "eval-codes".into();
+        codes.held_out = false;
+        codes.attacks = 0;
         let section = GuardSection {
-            catch: Some(catch),
-            e2e: Some(e2e),
-            challenge: Some(challenge),
-            probe: Some(probe),
-            select: None,
-            codes: None,
-            fresh: None,
-            redaction: Some(RedactionReport {
-                corpus: "secrets".into(),
+            model: GuardModelInfo {
+                head: "full+ngram".into(),
+                embedding_model: "all-MiniLM-L6-v2".into(),
+                quarantine_threshold: 0.57,
+                suspect_threshold: Some(0.42),
+            },
+            sets: vec![set, codes],
+            benign_sources: vec![BenignSourceRow {
+                set: "real-conversations".into(),
+                source: "memorybank".into(),
+                language: "en".into(),
+                held_out: false,
+                conversation: true,
+                as_user: clustered(256, 0, 3),
+                as_agent: clustered(256, 1, 3),
+                as_external: clustered(256, 2, 3),
+                suspect_as_user: rate(256, 1),
+                suspect_as_external: rate(256, 4),
+            }],
+            e2e: vec![GuardE2eReport {
+                dataset: "agent-memory-bilingual".into(),
+                targeted_queries: 60,
+                attacks: 60,
+                top_k: 5,
+                off: PoisonArm {
+                    guard: "off".into(),
+                    successes: 51,
+                    attack_success_rate: 0.85,
+                    ..PoisonArm::default()
+                },
+                reduction: Some(0.96),
+                reduction_ci95: Some([0.9, 0.99]),
+                payloads: 20,
+                ..GuardE2eReport::default()
+            }],
+            redaction: vec![RedactionReport {
+                corpus: "redaction-heldout".into(),
                 records: 300,
                 secrets: 250,
                 by_type: vec![RedactionTypeRow {
@@ -623,74 +666,41 @@ mod tests {
                 removed: rate(250, 200),
                 precision: rate(200, 150),
                 hard_negatives_redacted: rate(100, 7),
-            }),
-            redaction_fresh: None,
+            }],
         };
-        let mut with_select = section.clone();
-        let mut select = section.catch.clone().expect("catch");
-        select.split = "validation".into();
-        select.records = 400;
-        with_select.select = Some(select);
-        let mut fresh = section.catch.clone().expect("catch");
-        fresh.records = 1499;
-        with_select.fresh = Some(fresh);
-        let mut codes = section.catch.clone().expect("catch");
-        codes.tpr = Rate::default();
-        with_select.codes = Some(codes);
-        let mut fresh_secrets = section.redaction.clone().expect("redaction");
-        fresh_secrets.corpus = "secrets-fresh".into();
-        fresh_secrets.records = 366;
-        with_select.redaction_fresh = Some(fresh_secrets);
-        let md = guard_markdown(&with_select);
-        assert!(
-            md.contains("Redaction of labelled secrets (secrets: 300 texts")
-                && md.contains("Redaction of labelled secrets (secrets-fresh: 366 texts"),
-            "both secrets sets get a table: {md}"
-        );
-        assert!(
-            md.contains("| TPR (all attacks) | 0 | 0 | n/a (no attacks) |"),
-            "a set without attacks has no catch rate: {md}"
-        );
-        assert!(
-            md.contains("## Selection set, independent authors, never trained on (datasets/injection-select) (combined, validation split, 400 records"),
-            "{md}"
-        );
-        assert!(
-            md.contains("## Fresh set, three more authors, held out (datasets/injection-fresh) (combined, test split, 1499 records"),
-            "{md}"
-        );
         let md = guard_markdown(&section);
         assert!(
-            md.contains("## Guard catch rate (combined, test split, 600 records, threshold 0.410)"),
+            md.contains("quarantine at 0.570, suspect from 0.420 before trust scaling"),
             "{md}"
         );
         assert!(
-            md.contains("| TPR category confirmation_bypass | 20 | 20 | 100.0% [50.0%, 90.0%] |")
+            md.contains("| heldout-hijack | held out | 100 | 90.0% [50.0%, 90.0%] (90/100); 100 clusters [10.0%, 30.0%] |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| eval-codes | seen in development | 0 | n/a (no attacks) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| heldout-hijack | language zh | 87.5% [50.0%, 90.0%] (35/40) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| real-conversations | memorybank | en | seen in development | 0.0% [50.0%, 90.0%] (0/256); 3 clusters [10.0%, 30.0%] |"),
+            "{md}"
         );
         assert!(
             md.contains("reduction 96.0% [90.0%, 99.0%] (bootstrap over 20 payloads)"),
             "{md}"
         );
-        assert!(md.contains("the query's own attack"), "{md}");
         assert!(
-            md.contains("## Redaction of labelled secrets (secrets: 300 texts; hard negatives redacted 7 of 100; 95% Wilson)"),
+            md.contains("## Redaction of labelled secrets (redaction-heldout: 300 texts; hard negatives redacted 7 of 100; 95% Wilson)"),
             "{md}"
         );
         assert!(
             md.contains("| password | 40 | 75.0% [50.0%, 90.0%] |"),
             "{md}"
         );
-        assert!(
-            md.contains("## Hand-written challenge set, held out (datasets/injection-challenge) (combined, test split, 120 records"),
-            "{md}"
-        );
-        assert!(md.contains("| TPR (all attacks) | 60 | 25 |"), "{md}");
-        assert!(
-            md.contains("## Second author's probe set, held out (datasets/injection-probe) (combined, test split, 290 records"),
-            "{md}"
-        );
-        assert!(!md.contains("datasets/injection-codes"), "{md}");
-        assert!(md.contains("| off (off) | 85.0% [0.0%, 0.0%] |"), "{md}");
         let json = serde_json::to_string(&section).expect("json");
         let back: GuardSection = serde_json::from_str(&json).expect("roundtrip");
         assert_eq!(back, section);

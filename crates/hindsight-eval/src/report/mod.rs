@@ -12,8 +12,8 @@ mod trec;
 use std::path::{Path, PathBuf};
 
 pub use guard::{
-    GuardCatchReport, GuardE2eReport, GuardSection, IngestGuardCounts, PoisonArm, Rate,
-    RedactionReport, RedactionTypeRow, TemplateInterval, VariantOutcome,
+    BenignSourceRow, ClusteredRate, GuardE2eReport, GuardModelInfo, GuardSection, GuardSetReport,
+    IngestGuardCounts, PoisonArm, Rate, RedactionReport, RedactionTypeRow, VariantOutcome,
 };
 pub use load::{
     AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,

@@ -299,15 +299,7 @@ fn guard_section_is_rendered() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut s = summary(false, false);
     s.guard = Some(GuardSection {
-        catch: None,
-        challenge: None,
-        probe: None,
-        fresh: None,
-        select: None,
-        codes: None,
-        redaction: None,
-        redaction_fresh: None,
-        e2e: Some(GuardE2eReport {
+        e2e: vec![GuardE2eReport {
             dataset: "agent-memory-bilingual".into(),
             targeted_queries: 40,
             attacks: 40,
@@ -326,7 +318,8 @@ fn guard_section_is_rendered() {
             },
             reduction: Some(1.0 - 0.025 / 0.75),
             ..GuardE2eReport::default()
-        }),
+        }],
+        ..GuardSection::default()
     });
     let files = write_report(&s, dir.path()).expect("report written");
     let md_path = dir.path().join("guard.md");
@@ -347,7 +340,7 @@ fn guard_section_is_rendered() {
     );
     let r = |g: &mut GuardSection| {
         g.e2e
-            .as_mut()
+            .first_mut()
             .and_then(|e| e.reduction.take())
             .expect("reduction")
     };

@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use hindsight_guard::corpus::{DEFAULT_MANIFEST, GuardManifest, SetFormat, Split};
+use hindsight_guard_lab::corpus::{DEFAULT_MANIFEST, GuardManifest, SetFormat, Split};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -126,7 +126,7 @@ fn no_text_or_secret_crosses_the_secrets_sets() {
     let mut crossings = Vec::new();
     for set in m.sets.iter().filter(|s| s.format == SetFormat::Secrets) {
         let dir = m.path_of(set);
-        let (records, issues) = hindsight_guard::load_secrets(&dir)
+        let (records, issues) = hindsight_guard_lab::load_secrets(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         assert!(
             issues.is_empty(),

@@ -4,7 +4,7 @@
 //! language; benign templates by language and whether they are hard negatives (benign text that
 //! mentions confirmation, admins, deletion, rules or passwords harmlessly).
 
-use crate::rules::Category;
+use hindsight_guard::Category;
 
 pub(crate) struct AttackGroup {
     pub category: Category,

@@ -33,7 +33,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::GuardError;
+use hindsight_guard::GuardError;
 
 /// The seed of the shipped corpus.
 pub const DEFAULT_CORPUS_SEED: u64 = 42;
@@ -332,10 +332,10 @@ fn obfuscate_zh(text: &str, rng: &mut ChaCha8Rng) -> String {
         out.push(*c);
         if i + 1 < to
             && i >= from
-            && crate::normalize::is_cjk(*c)
+            && hindsight_guard::is_cjk(*c)
             && chars
                 .get(i + 1)
-                .is_some_and(|d| crate::normalize::is_cjk(*d))
+                .is_some_and(|d| hindsight_guard::is_cjk(*d))
         {
             out.push_str(sep);
         }

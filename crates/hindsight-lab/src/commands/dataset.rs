@@ -8,7 +8,7 @@ use hindsight_dataset::{
     BeirOptions, generate, import_beir, import_locomo, load_dataset, write_dataset,
 };
 
-use crate::Cli;
+use hindsight_cli::Globals;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DatasetCommand {
@@ -37,7 +37,7 @@ pub enum DatasetCommand {
     Check { dir: PathBuf },
 }
 
-pub fn run(_cli: &Cli, cmd: &DatasetCommand) -> Result<ExitCode> {
+pub fn run(_cli: &Globals, cmd: &DatasetCommand) -> Result<ExitCode> {
     match cmd {
         DatasetCommand::Generate { seed, out } => {
             let ds = generate(*seed);

@@ -20,9 +20,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::CorpusIssue as LoadIssue;
-use crate::error::GuardError;
-use crate::eval::{Rate, wilson};
-use crate::sensitive::{SensitiveKind, find_sensitive, redact};
+use hindsight_eval::{Rate, wilson};
+use hindsight_guard::GuardError;
+use hindsight_guard::{SensitiveKind, find_sensitive, redact};
 
 /// One labelled secret: its type and its exact text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -312,19 +312,19 @@ mod tests {
         let e = evaluate_redaction(&records);
         assert_eq!((e.records, e.secrets), (3, 2));
         let email = e.by_type.iter().find(|t| t.kind == "email").unwrap();
-        assert_eq!((email.removed.k, email.removed.n), (1, 1));
-        assert_eq!((email.typed.k, email.typed.n), (1, 1));
-        assert_eq!((email.precision.k, email.precision.n), (1, 2));
+        assert_eq!((email.removed.hits, email.removed.n), (1, 1));
+        assert_eq!((email.typed.hits, email.typed.n), (1, 1));
+        assert_eq!((email.precision.hits, email.precision.n), (1, 2));
         let password = e.by_type.iter().find(|t| t.kind == "password").unwrap();
-        assert_eq!((password.removed.k, password.removed.n), (0, 1));
-        assert_eq!((password.precision.k, password.precision.n), (0, 0));
-        assert_eq!((e.removed.k, e.removed.n), (1, 2));
-        assert_eq!((e.precision.k, e.precision.n), (1, 2));
+        assert_eq!((password.removed.hits, password.removed.n), (0, 1));
+        assert_eq!((password.precision.hits, password.precision.n), (0, 0));
+        assert_eq!((e.removed.hits, e.removed.n), (1, 2));
+        assert_eq!((e.precision.hits, e.precision.n), (1, 2));
         assert_eq!(
-            (e.hard_negatives_redacted.k, e.hard_negatives_redacted.n),
+            (e.hard_negatives_redacted.hits, e.hard_negatives_redacted.n),
             (1, 1)
         );
-        assert_eq!((e.records_leaking.k, e.records_leaking.n), (1, 3));
+        assert_eq!((e.records_leaking.hits, e.records_leaking.n), (1, 3));
 
         // The same records' mistakes: the leaked password and the unlabelled e-mail.
         let m = redaction_mistakes(&records);

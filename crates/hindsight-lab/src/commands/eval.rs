@@ -1,4 +1,4 @@
-//! `hindsight eval`, `hindsight gate`, `hindsight baseline update`.
+//! `hindsight-lab eval`, `hindsight-lab gate`, `hindsight-lab baseline update`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,8 +13,8 @@ use hindsight_harness::{
 };
 use indicatif::ProgressBar;
 
-use crate::Cli;
-use crate::backend::{BackendUrl, open_store};
+use hindsight_cli::Globals;
+use hindsight_cli::backend::{BackendUrl, open_store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -38,7 +38,7 @@ pub struct Args {
     /// Where `datasets/` is searched when no --dataset is given.
     #[arg(long, default_value = "datasets")]
     pub datasets_dir: PathBuf,
-    /// Skip the write-guard evaluation (catch rate on `<datasets-dir>/injection`, end-to-end
+    /// Skip the write-guard evaluation (the labelled sets of the guard's manifest, end-to-end
     /// poisoning with the guard off vs on). It runs by default in a full eval, never with --quick
     /// unless --guard-eval is given.
     #[arg(long, conflicts_with = "guard_eval")]
@@ -46,6 +46,9 @@ pub struct Args {
     /// Run the write-guard evaluation even with --quick.
     #[arg(long)]
     pub guard_eval: bool,
+    /// The guard's dataset manifest: which labelled sets the guard section scores.
+    #[arg(long, default_value = hindsight_guard_lab::corpus::DEFAULT_MANIFEST)]
+    pub guard_manifest: PathBuf,
     /// A load run of the MCP server to include as the report's latency-under-concurrency
     /// section: the directory `hindsight load run --out` wrote (its `summary.json`). Skipped with
     /// a note when the directory has none; never read by --quick runs.
@@ -122,7 +125,7 @@ fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
     let datasets = if args.dataset.is_empty() {
         shipped_datasets(&args.datasets_dir)?
@@ -142,17 +145,19 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
     };
     // Read before the (long) evaluation, so a bad --load-report fails fast.
     let load_run = attached_load_run(args)?;
-    let embedders = super::embedders(cli)?;
+    let embedders = hindsight_cli::commands::embedders(cli)?;
     let embedders = if args.no_embedding_cache {
         embedders
     } else {
-        super::disk_cached(embedders)?
+        hindsight_cli::commands::disk_cached(embedders)?
     };
     let embedder = Arc::clone(&embedders.docs);
     let backend = match &cli.backend {
         Some(url) => BackendUrl::parse(url)?,
         None => BackendUrl::SqliteMemory,
     };
+    // The guard's labelled sets are scored once and shown in every dataset's report.
+    let mut guard_tables: Option<hindsight_eval::GuardSection> = None;
     for dir in &datasets {
         let t = Instant::now();
         let dataset =
@@ -174,16 +179,20 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 BackendUrl::Sqlite(d)
             }
             BackendUrl::Qdrant(cfg) => BackendUrl::Qdrant(
-                crate::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
+                hindsight_cli::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
             ),
             BackendUrl::Postgres(pg) => BackendUrl::Postgres(
-                crate::backend::fresh_postgres(pg, &format!("eval-{name}"), embedder.space())
-                    .await?,
+                hindsight_cli::backend::fresh_postgres(
+                    pg,
+                    &format!("eval-{name}"),
+                    embedder.space(),
+                )
+                .await?,
             ),
             other => other.clone(),
         };
         let store = open_store(&url, embedder.space(), cli.ann_config()).await?;
-        let engine = super::engine_over(&embedders, store)
+        let engine = hindsight_cli::commands::engine_over(&embedders, store)
             .query_cache(dataset.queries.len().max(1024))
             .build()?;
         let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
@@ -193,7 +202,10 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
                 if let Some((_, pb)) = guard.take() {
                     pb.finish_and_clear();
                 }
-                *guard = Some((stage, crate::progress::bar(total as u64, stage.label())));
+                *guard = Some((
+                    stage,
+                    hindsight_cli::progress::bar(total as u64, stage.label()),
+                ));
             }
             if let Some((_, pb)) = guard.as_ref() {
                 pb.set_position(done as u64);
@@ -206,22 +218,20 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<ExitCode> {
         }
         if (args.guard_eval || !args.quick) && !args.no_guard_eval {
             let tg = Instant::now();
-            match super::guard_eval::guard_section(
-                cli,
-                &dataset,
-                &embedders,
-                &args.datasets_dir.join("injection"),
-                args.quick,
-                cli.guard_model.as_deref(),
-            )
-            .await
-            {
-                Ok(section) => {
-                    super::guard_eval::print_section(&section);
-                    eval.summary.guard = Some(section);
-                }
-                Err(e) => eprintln!("guard evaluation skipped: {e:#}"),
+            let guard = Arc::new(hindsight_cli::commands::guard::load_guard(cli, None)?);
+            if guard_tables.is_none() {
+                guard_tables = Some(
+                    super::guard_eval::manifest_section(cli, &guard, &args.guard_manifest, true)
+                        .context("the guard's labelled sets")?,
+                );
             }
+            let mut section = guard_tables.clone().unwrap_or_default();
+            match super::guard_eval::poisoning(&dataset, guard, &embedders, args.quick).await {
+                Ok(e2e) => section.e2e.push(e2e),
+                Err(e) => eprintln!("poisoning evaluation skipped: {e:#}"),
+            }
+            super::guard_eval::print_section(&section);
+            eval.summary.guard = Some(section);
             eval.summary
                 .timing
                 .stages

@@ -11,7 +11,7 @@ use hindsight_embed::Embedder;
 use hindsight_eval::{LoadLevel, LoadSummary, write_load_report};
 use hindsight_load::{Bounds, Mix, Phase, PrefillManifest, RunConfig};
 
-use crate::Cli;
+use hindsight_cli::Globals;
 
 #[derive(Debug, Subcommand)]
 pub enum LoadCommand {
@@ -118,7 +118,7 @@ pub struct RecallArgs {
     pub ef_construction: Option<usize>,
 }
 
-pub async fn run(cli: &Cli, cmd: &LoadCommand) -> Result<ExitCode> {
+pub async fn run(cli: &Globals, cmd: &LoadCommand) -> Result<ExitCode> {
     match cmd {
         LoadCommand::Prefill(a) => prefill(cli, a).await,
         LoadCommand::Run(a) => run_load(cli, a).await,
@@ -134,14 +134,14 @@ pub async fn run(cli: &Cli, cmd: &LoadCommand) -> Result<ExitCode> {
     }
 }
 
-fn data_dir(cli: &Cli) -> Result<PathBuf> {
+fn data_dir(cli: &Globals) -> Result<PathBuf> {
     cli.data
         .clone()
         .context("--data DIR is required (the directory the server will serve)")
 }
 
-fn cached_embedder(cli: &Cli) -> Result<Arc<dyn Embedder>> {
-    super::disk_cache(super::embedder(cli)?)
+fn cached_embedder(cli: &Globals) -> Result<Arc<dyn Embedder>> {
+    hindsight_cli::commands::disk_cache(hindsight_cli::commands::embedder(cli)?)
 }
 
 fn dataset_memories(dir: &str) -> Result<Vec<hindsight_core::NewMemory>> {
@@ -162,11 +162,11 @@ fn dataset_queries(dir: &str) -> Result<Vec<String>> {
     Ok(ds.queries.into_iter().map(|q| q.text).collect())
 }
 
-async fn prefill(cli: &Cli, a: &PrefillArgs) -> Result<ExitCode> {
+async fn prefill(cli: &Globals, a: &PrefillArgs) -> Result<ExitCode> {
     let dir = data_dir(cli)?;
     let embedder = cached_embedder(cli)?;
     let texts = dataset_memories(&a.dataset)?;
-    let bar = crate::progress::bar(a.n as u64, "prefill");
+    let bar = hindsight_cli::progress::bar(a.n as u64, "prefill");
     let manifest = hindsight_load::prefill(
         &dir,
         a.n,
@@ -191,7 +191,7 @@ async fn prefill(cli: &Cli, a: &PrefillArgs) -> Result<ExitCode> {
 }
 
 fn recall(
-    cli: &Cli,
+    cli: &Globals,
     dir: &Path,
     dataset: &str,
     n_queries: usize,
@@ -322,7 +322,7 @@ fn failing_levels(summary: &LoadSummary, max: f64) -> Vec<String> {
         .collect()
 }
 
-async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
+async fn run_load(cli: &Globals, a: &RunArgs) -> Result<ExitCode> {
     hindsight_load::check_loopback(&a.url)?;
     let phases = a
         .phases
@@ -432,6 +432,8 @@ async fn run_load(cli: &Cli, a: &RunArgs) -> Result<ExitCode> {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    use crate::LabCli;
     use hindsight_eval::OpStats;
 
     fn level(phase: &str, mode: &str, errors: u64, count: u64) -> LoadLevel {
@@ -563,11 +565,11 @@ mod tests {
             out.to_str().expect("utf-8 path"),
         ];
         args.extend_from_slice(extra);
-        let cli = Cli::try_parse_from(args).expect("arguments");
-        let crate::Command::Load(cmd) = &cli.command else {
+        let cli = LabCli::try_parse_from(args).expect("arguments");
+        let crate::LabCommand::Load(cmd) = &cli.command else {
             unreachable!("a load command")
         };
-        run(&cli, cmd).await.expect("the run completes")
+        run(&cli.globals, cmd).await.expect("the run completes")
     }
 
     /// A run whose calls fail (a namespace with a control character: every search is invalid)
@@ -608,8 +610,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_above_the_histogram_top_is_refused() {
-        let cli = Cli::try_parse_from([
-            "hindsight",
+        let cli = LabCli::try_parse_from([
+            "hindsight-lab",
             "load",
             "run",
             "--url",
@@ -618,10 +620,10 @@ mod tests {
             "601",
         ])
         .expect("arguments");
-        let crate::Command::Load(cmd) = &cli.command else {
+        let crate::LabCommand::Load(cmd) = &cli.command else {
             unreachable!("a load command")
         };
-        let err = run(&cli, cmd).await.expect_err("refused");
+        let err = run(&cli.globals, cmd).await.expect_err("refused");
         assert!(
             err.to_string().contains("--timeout-s must be in (0, 600]"),
             "{err}"

@@ -6,8 +6,6 @@
 //!   (only with embeddings).
 //! - `classifier-lexical`: the lexical-only head without rule override.
 //! - `classifier-ngram`: the n-gram head alone at its validated threshold, without rule override.
-//! - `classifier-intent`: the fine-tuned intent head alone (only when the guard has one and
-//!   embeddings were given).
 //! - `combined`: the guard's actual policy (quarantine or reject) with the embeddings given.
 //! - `combined-no-embedding`: the policy when the caller has no embedding (only reported when
 //!   embeddings were given, to show the fallback).
@@ -20,46 +18,12 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::GuardError;
-use crate::classifier::{HeadKind, sigmoid};
 use crate::corpus::CorpusRecord;
-use crate::guard::{Analysis, Guard, VerdictKind};
-
-/// A proportion with its Wilson 95 % interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    pub k: usize,
-    pub n: usize,
-    pub rate: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-}
-
-/// Wilson score interval at 95 %.
-pub fn wilson(k: usize, n: usize) -> Rate {
-    if n == 0 {
-        return Rate {
-            k,
-            n,
-            rate: 0.0,
-            ci_low: 0.0,
-            ci_high: 0.0,
-        };
-    }
-    let z = 1.959_964f64;
-    let nf = n as f64;
-    let p = k as f64 / nf;
-    let denom = 1.0 + z * z / nf;
-    let centre = (p + z * z / (2.0 * nf)) / denom;
-    let half = z * ((p * (1.0 - p) / nf) + z * z / (4.0 * nf * nf)).sqrt() / denom;
-    Rate {
-        k,
-        n,
-        rate: p,
-        ci_low: (centre - half).max(0.0),
-        ci_high: (centre + half).min(1.0),
-    }
-}
+use hindsight_eval::cluster_bootstrap_ci;
+use hindsight_eval::{Rate, wilson};
+use hindsight_guard::GuardError;
+use hindsight_guard::HeadKind;
+use hindsight_guard::{Analysis, Guard, VerdictKind};
 
 /// One detector's numbers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,53 +96,6 @@ pub struct TemplateCi {
 fn base_template(template: &str) -> Option<&str> {
     let base = template.split('+').next()?;
     (base.starts_with("attack/") || base.starts_with("benign/")).then_some(base)
-}
-
-/// Percentile bootstrap 95 % interval (R type 7 percentiles) of `stat` over resamples of whole
-/// clusters: each resample draws `clusters.len()` clusters with replacement. Resamples where
-/// `stat` is `None` are left out; `None` without clusters or when every resample is left out.
-pub fn cluster_bootstrap<T>(
-    clusters: &[T],
-    resamples: usize,
-    seed: u64,
-    stat: impl Fn(&[&T]) -> Option<f64>,
-) -> Option<[f64; 2]> {
-    use rand::{Rng, SeedableRng};
-    if clusters.is_empty() || resamples == 0 {
-        return None;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut stats = Vec::with_capacity(resamples);
-    let mut sample: Vec<&T> = Vec::with_capacity(clusters.len());
-    for _ in 0..resamples {
-        sample.clear();
-        sample.extend((0..clusters.len()).map(|_| &clusters[rng.random_range(0..clusters.len())]));
-        stats.extend(stat(&sample));
-    }
-    if stats.is_empty() {
-        return None;
-    }
-    stats.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        let h = (stats.len() - 1) as f64 * q;
-        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
-        stats[lo] + (h - lo as f64) * (stats[hi] - stats[lo])
-    };
-    Some([at(0.025), at(0.975)])
-}
-
-/// [`cluster_bootstrap`] of a pooled rate: each cluster is `(hits, n)`.
-pub fn cluster_bootstrap_ci(
-    clusters: &[(usize, usize)],
-    resamples: usize,
-    seed: u64,
-) -> Option<[f64; 2]> {
-    cluster_bootstrap(clusters, resamples, seed, |sample| {
-        let (hits, n) = sample
-            .iter()
-            .fold((0, 0), |(h, m), &&(a, b)| (h + a, m + b));
-        (n > 0).then(|| hits as f64 / n as f64)
-    })
 }
 
 /// [`TemplateCi`] of the combined policy's decisions, when every record has a generator
@@ -324,7 +241,6 @@ pub fn evaluate(
     let mut cls_emb = Tally::default();
     let mut cls_lex = Tally::default();
     let mut cls_ngram = Tally::default();
-    let mut cls_intent = Tally::default();
     let mut combined = Tally::default();
     let mut combined_noemb = Tally::default();
     let mut combined_flags = Vec::with_capacity(records.len());
@@ -333,17 +249,9 @@ pub fn evaluate(
     let mut scores = Vec::with_capacity(records.len());
     let (mut sec_ok, mut sec_n, mut spur, mut spur_n) = (0, 0, 0, 0);
     let clf = guard.classifier();
-    // The intent head scores the texts in one batch (a forward pass of the adapted encoder).
-    let intents = if embeddings.is_some() {
-        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
-        guard.intent_logits(&texts)
-    } else {
-        None
-    };
     for (i, r) in records.iter().enumerate() {
         let emb = embeddings.map(|e| e[i].as_slice());
-        let mut a = Analysis::of(&r.text);
-        a.intent = intents.as_ref().map(|z| z[i]);
+        let a = Analysis::of(&r.text);
         rules.add(r, a.rule_flagged());
         // Every single head's probability where it applies: `full` and `embedding` only with an
         // embedding the classifier accepts (without one `probability` falls back or scores 0).
@@ -359,11 +267,6 @@ pub fn evaluate(
             let (p, used) = clf.probability(k, emb, &a.lexical, &a.ngrams);
             (used == k).then_some((k, p))
         })
-        .chain(
-            a.intent
-                .filter(|_| clf.intent.is_some())
-                .map(|z| (HeadKind::Intent, sigmoid(z))),
-        )
         .collect();
         let flags = |kind: HeadKind| {
             heads
@@ -375,9 +278,6 @@ pub fn evaluate(
         }
         cls_lex.add(r, flags(HeadKind::Lexical));
         cls_ngram.add(r, flags(HeadKind::Ngram));
-        if a.intent.is_some() {
-            cls_intent.add(r, flags(HeadKind::Intent));
-        }
         let v = guard.decide(&r.text, &a, r.source, emb);
         combined.add(r, v.verdict.is_flagged());
         combined_flags.push(v.verdict.is_flagged());
@@ -443,9 +343,6 @@ pub fn evaluate(
     }
     detectors.push(cls_lex.report("classifier-lexical"));
     detectors.push(cls_ngram.report("classifier-ngram"));
-    if intents.is_some() {
-        detectors.push(cls_intent.report("classifier-intent"));
-    }
     detectors.push(combined.report("combined"));
     if embeddings.is_some() {
         detectors.push(combined_noemb.report("combined-no-embedding"));
@@ -483,9 +380,9 @@ fn pct(r: &Rate) -> String {
     format!(
         "{:.1}% [{:.1}, {:.1}] ({}/{})",
         100.0 * r.rate,
-        100.0 * r.ci_low,
-        100.0 * r.ci_high,
-        r.k,
+        100.0 * r.ci95[0],
+        100.0 * r.ci95[1],
+        r.hits,
         r.n
     )
 }
@@ -581,23 +478,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn template_bootstrap_widens_when_one_template_holds_every_mistake() {
-        // 10 templates of 10 records; all 5 false positives come from one template. A record
-        // bootstrap treats them as 5 independent events; a template bootstrap sees one failing
-        // template of 10, so its interval is much wider.
-        let mut clusters = vec![(0, 10); 9];
-        clusters.push((5, 10));
-        let ci = cluster_bootstrap_ci(&clusters, 4000, 1).unwrap();
-        let w = wilson(5, 100);
-        assert!(ci[0] <= 0.0 + 1e-12, "{ci:?}");
-        assert!(ci[1] - ci[0] > w.ci_high - w.ci_low, "{ci:?} vs {w:?}");
-        // Identical clusters: every resample gives the same rate.
-        let ci = cluster_bootstrap_ci(&[(1, 4), (1, 4), (1, 4)], 500, 1).unwrap();
-        assert!((ci[0] - 0.25).abs() < 1e-12 && (ci[1] - 0.25).abs() < 1e-12);
-        assert_eq!(cluster_bootstrap_ci(&[], 10, 1), None);
-    }
-
-    #[test]
     fn base_templates_are_the_generators_only() {
         assert_eq!(
             base_template("attack/exfiltration/en/4+wrap16"),
@@ -608,15 +488,5 @@ mod tests {
             Some("benign/0/34")
         );
         assert_eq!(base_template("fresh/a/benign/benign/en"), None);
-    }
-
-    #[test]
-    fn wilson_interval_brackets_the_rate() {
-        let r = wilson(95, 100);
-        assert!(r.ci_low < 0.95 && r.ci_high > 0.95);
-        assert!((r.ci_low - 0.888).abs() < 0.01, "{r:?}");
-        let z = wilson(0, 50);
-        assert_eq!(z.ci_low, 0.0);
-        assert!(z.ci_high > 0.0 && z.ci_high < 0.1);
     }
 }

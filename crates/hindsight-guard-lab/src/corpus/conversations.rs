@@ -19,7 +19,7 @@ use hindsight_core::Source;
 use serde::Deserialize;
 
 use super::{CorpusIssue, CorpusRecord, Label, Split};
-use crate::GuardError;
+use hindsight_guard::GuardError;
 
 #[derive(Deserialize)]
 struct Turn {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{CorpusRecord, Split, load_conversations, load_corpus};
-use crate::GuardError;
+use hindsight_guard::GuardError;
 
 /// The manifest's default place, relative to the repository root.
 pub const DEFAULT_MANIFEST: &str = "datasets/guard/manifest.toml";

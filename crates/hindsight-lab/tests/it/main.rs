@@ -1,0 +1,3 @@
+//! One integration-test binary for the crate (every test binary links the whole graph).
+
+mod cli;
