@@ -31,7 +31,7 @@ rebaseline:
 
 # Regenerate the shipped dataset (deterministic; the output is committed).
 dataset seed="42":
-    cargo run -p hindsight-lab -- dataset generate --seed {{seed}} --out datasets/agent-memory-bilingual
+    cargo run -p hindsight-lab -- dataset generate --seed {{seed}} --out datasets/retrieval/agent-memory-bilingual
 
 # The load report: release build, a store pre-filled to N memories, the MCP server over it, the
 # load harness (reports/load/; the next `just eval` shows it). Same as `scripts/load-report N`.

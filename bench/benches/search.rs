@@ -86,7 +86,7 @@ fn fusion(c: &mut Criterion) {
         ("rrf", FusionMethod::rrf()),
     ] {
         group.bench_function(name, |b| {
-            b.iter(|| black_box(fuse(black_box(&lists), &method).len()))
+            b.iter(|| black_box(fuse(black_box(&lists), &method, 150).len()))
         });
     }
     group.finish();

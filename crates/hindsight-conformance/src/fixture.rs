@@ -166,6 +166,7 @@ pub fn memory(ns: &str, id: &str, kind: MemoryKind, content: &str) -> Memory {
         task_type: None,
         outcome: None,
         embedding_model: MODEL.to_owned(),
+        neighbourhood: String::new(),
     }
 }
 

@@ -44,8 +44,8 @@ pub use guard::{
 pub use memory::{
     EmbeddingSpace, ImportanceSignals, MAX_ID_CHARS, MAX_NAMESPACE_CHARS, MAX_TASK_ID_CHARS,
     Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NewMemory, Outcome,
-    SUSPECT_REASON_PREFIX, Source, Status, TaskType, TrustWeights, index_text, refuse_nul,
-    validate_memory_id, validate_namespace,
+    SUSPECT_REASON_PREFIX, Source, Status, TaskType, TrustWeights, conversation_of, index_text,
+    refuse_nul, validate_memory_id, validate_namespace,
 };
 pub use store::{NamespaceLease, PathHit, PathHits, PathKind, StatusChange, Store, StoreStats};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};

@@ -312,6 +312,27 @@ pub struct Memory {
     pub outcome: Option<Outcome>,
     /// Model id of the embedding stored with this memory.
     pub embedding_model: String,
+    /// The turns before this one in its conversation (see [`conversation_of`]), derived by the
+    /// engine when the memory is stored: indexed and embedded with it, because a turn often
+    /// means little alone ("Yeah, it was amazing!"), but never part of its content.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub neighbourhood: String,
+}
+
+/// The conversation a memory is a turn of, when it says so: the value of its `session` entity,
+/// or else a tag `session_<x>`, `session:<x>` or `session-<x>` (the form the dataset importers
+/// write). Memories of one namespace with the same conversation, ordered by `created_at`, are a
+/// transcript.
+pub fn conversation_of(entities: &BTreeMap<String, String>, tags: &[String]) -> Option<String> {
+    if let Some(v) = entities.get("session").filter(|v| !v.trim().is_empty()) {
+        return Some(format!("session={v}"));
+    }
+    tags.iter()
+        .find(|t| {
+            t.strip_prefix("session")
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with(['_', ':', '-']))
+        })
+        .cloned()
 }
 
 /// How the `status_reason` of an active memory the write guard flagged as suspect starts: the
@@ -336,8 +357,23 @@ impl Memory {
         self.kind == MemoryKind::Warning || self.outcome.is_some_and(Outcome::is_failure)
     }
 
-    /// The text that is embedded and indexed: content plus its applicability context.
+    /// The memory's own text: content plus its applicability context (what is embedded and
+    /// what the guard reads).
+    pub fn own_text(&self) -> String {
+        index_text(&self.content, &self.context)
+    }
+
+    /// Everything a keyword index may match: the conversational neighbourhood, the content and
+    /// its applicability context (an index that can weigh them apart takes
+    /// [`Memory::own_text`] and the neighbourhood separately).
     pub fn index_text(&self) -> String {
+        if !self.neighbourhood.is_empty() {
+            return format!(
+                "{}\n{}",
+                self.neighbourhood,
+                index_text(&self.content, &self.context)
+            );
+        }
         index_text(&self.content, &self.context)
     }
 }

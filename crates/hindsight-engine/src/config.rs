@@ -58,6 +58,10 @@ pub struct WriteConfig {
     pub max_labels: usize,
     /// Longest tag, entity name or entity value, in characters.
     pub max_label_chars: usize,
+    /// How many earlier turns of its conversation a turn is indexed and embedded with (its
+    /// neighbourhood; 0: none). A memory is a turn when it names its conversation
+    /// ([`hindsight_core::conversation_of`]).
+    pub conversation_window: usize,
 }
 
 impl Default for WriteConfig {
@@ -70,6 +74,7 @@ impl Default for WriteConfig {
             max_content_chars: 8_000,
             max_labels: 64,
             max_label_chars: 256,
+            conversation_window: 1,
         }
     }
 }

@@ -363,6 +363,7 @@ mod tests {
             task_type: None,
             outcome: None,
             embedding_model: "t".into(),
+            neighbourhood: String::new(),
         }
     }
 

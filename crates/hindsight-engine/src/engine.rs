@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{
     AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
     MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PathHits, PathKind,
-    Result, Source, Status, StatusChange, Store, TrustWeights, WriteGuard, decay, index_text,
+    Result, Source, Status, StatusChange, Store, StructuredQuery, TimeRange, TrustWeights,
+    WriteGuard, conversation_of, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -245,7 +246,7 @@ impl Candidates {
                 (p, &list[..depth.min(list.len())])
             })
             .collect();
-        let fused: Vec<FusedHit> = fuse(&lists, &config.fusion);
+        let fused: Vec<FusedHit> = fuse(&lists, &config.fusion, depth);
         rank(
             fused,
             |id| self.memories.get(id),
@@ -484,12 +485,58 @@ const COALESCE_MAX_TEXTS: usize = 64;
 struct Screened {
     /// The writes, handed back in order so the caller need not copy them to screen them.
     writes: Vec<NewMemory>,
-    /// One vector per write: its index text's embedding.
+    /// One vector per write: its index text's embedding (with its neighbourhood).
     vectors: Vec<Vec<f32>>,
     /// One guard decision per write, made with its vector.
     decisions: Vec<GuardDecision>,
     /// Time in the guard (the rest of the task is the embedding).
     guard: Duration,
+}
+
+/// Longest part of one earlier turn a neighbourhood keeps, in characters.
+const NEIGHBOUR_CHARS: usize = 500;
+
+/// The neighbourhood text of a turn: its earlier turns' contents, oldest first, one a line, each
+/// cut to [`NEIGHBOUR_CHARS`].
+fn neighbourhood_text<'a>(turns: impl Iterator<Item = &'a str>) -> String {
+    turns
+        .map(|t| t.chars().take(NEIGHBOUR_CHARS).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The conversations of an import: each conversation's latest active turns so far, to give the
+/// next turn its neighbourhood. Records are visited in time order within each conversation (the
+/// import sorts them so), and only what is stored active (redacted where the guard redacted)
+/// enters a neighbourhood.
+#[derive(Default)]
+struct ImportWindows {
+    k: usize,
+    latest: HashMap<(String, String), std::collections::VecDeque<String>>,
+}
+
+impl ImportWindows {
+    /// The neighbourhood of `m` (stored as it will be), then `m` joins its conversation.
+    fn next(&mut self, m: &Memory) -> String {
+        if self.k == 0 {
+            return String::new();
+        }
+        let Some(c) = conversation_of(&m.entities, &m.tags) else {
+            return String::new();
+        };
+        let turns = self
+            .latest
+            .entry((m.namespace.as_str().to_owned(), c))
+            .or_default();
+        let text = neighbourhood_text(turns.iter().map(String::as_str));
+        if m.status == Status::Active {
+            turns.push_back(m.content.clone());
+            while turns.len() > self.k {
+                turns.pop_front();
+            }
+        }
+        text
+    }
 }
 
 fn embed_err(e: impl std::fmt::Display) -> Error {
@@ -816,7 +863,9 @@ impl Engine {
     /// `dedup_threshold` that the write does not contradict (or that has the very same text) is
     /// its duplicate. A contradiction supersedes the older memory unless the write comes from a
     /// less trusted source (external text cannot retire what the user said): then both stay,
-    /// related, and the read-time consensus check weighs them.
+    /// related, and the read-time consensus check weighs them. A memory the guard suspects
+    /// absorbs only a write that is itself suspect and says the very same words
+    /// (`new_suspect`).
     pub(crate) async fn place(
         &self,
         new: &NewMemory,
@@ -824,6 +873,7 @@ impl Engine {
         content: &str,
         vector: &[f32],
         exclude: &[MemoryId],
+        new_suspect: bool,
     ) -> Result<Placement> {
         let ns = &new.namespace;
         // Guard lessons are the consensus check's records, not memories a write can merge into
@@ -859,12 +909,14 @@ impl Engine {
         let duplicate = band.iter().find(|h| {
             h.score >= self.write.dedup_threshold
                 && judged.iter().any(|(m, distinct, d)| {
-                    // A memory the guard flagged as suspect absorbs nothing: a write that
-                    // restates it is kept as its own, unflagged memory.
+                    // A memory the guard flagged as suspect absorbs no clean write: one that
+                    // restates it is kept as its own, unflagged memory. A suspect repeat of it
+                    // adds nothing and is dropped.
+                    let same = same_words(&m.content, content);
                     m.id == h.id
                         && !distinct
-                        && !m.is_suspect()
-                        && (*d == ConflictDecision::Supplement || same_words(&m.content, content))
+                        && (!m.is_suspect() || (new_suspect && same))
+                        && (*d == ConflictDecision::Supplement || same)
                 })
         });
         if let Some(top) = duplicate {
@@ -935,6 +987,7 @@ impl Engine {
             task_type: new.task_type,
             outcome: new.outcome,
             embedding_model: self.embedder.space().model,
+            neighbourhood: String::new(),
         }
     }
 
@@ -949,27 +1002,50 @@ impl Engine {
     /// Embeds each write's index text and runs the guard on it with its vector, in one task on
     /// the blocking pool: the embedder runs a model and the guard may run one too (the intent
     /// head's forward pass), and neither may hold an async worker while it does.
-    async fn embed_and_screen(&self, writes: Vec<NewMemory>) -> Result<Screened> {
+    ///
+    /// `neighbourhoods[i]` is write `i`'s conversational neighbourhood (empty for none): the
+    /// stored vector embeds it with the write's text, the guard judges the write's own text and
+    /// its own vector (one more embedding for a write with a neighbourhood).
+    async fn embed_and_screen(
+        &self,
+        writes: Vec<NewMemory>,
+        neighbourhoods: Vec<String>,
+    ) -> Result<Screened> {
         let embedder = self.embedder.clone();
         let guard = self.guard.clone();
         tokio::task::spawn_blocking(move || {
-            let texts: Vec<String> = writes
+            let own: Vec<String> = writes
                 .iter()
                 .map(|n| index_text(&n.content, &n.context))
                 .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = embedder.embed(&refs).map_err(embed_err)?;
-            if vectors.len() != writes.len() {
+            // The texts to embed: every write's own text, then the windowed text of each write
+            // with a neighbourhood.
+            let mut texts: Vec<&str> = own.iter().map(String::as_str).collect();
+            let windowed: Vec<(usize, String)> = neighbourhoods
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| !n.is_empty())
+                .map(|(i, n)| (i, format!("{n}\n{}", own[i])))
+                .collect();
+            texts.extend(windowed.iter().map(|(_, t)| t.as_str()));
+            let mut all = embedder.embed(&texts).map_err(embed_err)?;
+            if all.len() != texts.len() {
                 return Err(embed_err(format!(
                     "embedder returned {} vectors for {} texts",
-                    vectors.len(),
-                    writes.len()
+                    all.len(),
+                    texts.len()
                 )));
+            }
+            let windowed_vectors = all.split_off(writes.len());
+            let own_vectors = all;
+            let mut vectors = own_vectors.clone();
+            for ((i, _), v) in windowed.iter().zip(windowed_vectors) {
+                vectors[*i] = v;
             }
             let guard_started = Instant::now();
             let batch: Vec<(&NewMemory, Option<&[f32]>)> = writes
                 .iter()
-                .zip(&vectors)
+                .zip(&own_vectors)
                 .map(|(n, v)| (n, Some(v.as_slice())))
                 .collect();
             let decisions = guard.check_batch(&batch);
@@ -992,15 +1068,64 @@ impl Engine {
         .map_err(|e| Error::backend(format!("embedding task failed: {e}")))?
     }
 
-    /// [`Engine::embed_and_screen`] for one write: the write back, its vector and the guard's
-    /// decision.
+    /// The neighbourhood of a write that names its conversation: the contents of the
+    /// conversation's [`WriteConfig::conversation_window`] latest active turns dated before it,
+    /// oldest first (empty for a write outside a conversation).
+    async fn neighbourhood_of(&self, new: &NewMemory, now: DateTime<Utc>) -> Result<String> {
+        let k = self.write.conversation_window;
+        let Some(conversation) = conversation_of(&new.entities, &new.tags).filter(|_| k > 0) else {
+            return Ok(String::new());
+        };
+        let mut query = StructuredQuery::default();
+        let mut filter = Filter {
+            created: Some(TimeRange {
+                start: DateTime::<Utc>::MIN_UTC,
+                end: new.created_at.unwrap_or(now),
+            }),
+            ..Filter::default()
+        };
+        match conversation.strip_prefix("session=") {
+            Some(v) if new.entities.contains_key("session") => {
+                query.entities.insert("session".into(), v.to_owned());
+                filter.entities.insert("session".into(), v.to_owned());
+            }
+            _ => {
+                query.tags.push(conversation.clone());
+                filter.tags.push(conversation);
+            }
+        }
+        let filter = without_lessons(filter);
+        let hits = self
+            .store
+            .structured_search(&new.namespace, &query, k, &filter)
+            .await?;
+        let ids: Vec<MemoryId> = hits.into_iter().map(|h| h.id).collect();
+        let mut turns = self.store.get_many(&new.namespace, &ids).await?;
+        turns.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(neighbourhood_text(turns.iter().map(|m| m.content.as_str())))
+    }
+
+    /// [`Engine::embed_and_screen`] for one write: the write back, its vector, the guard's
+    /// decision and the write's neighbourhood (`known`, or looked up in its conversation).
     async fn embed_and_screen_one(
         &self,
         write: NewMemory,
+        known: Option<String>,
+        now: DateTime<Utc>,
         timings: &mut StoreTimings,
-    ) -> Result<(NewMemory, Vec<f32>, GuardDecision)> {
+    ) -> Result<(NewMemory, Vec<f32>, GuardDecision, String)> {
         let started = Instant::now();
-        let s = self.embed_and_screen(vec![write]).await?;
+        let neighbourhood = match known {
+            Some(n) => n,
+            None => self.neighbourhood_of(&write, now).await?,
+        };
+        let s = self
+            .embed_and_screen(vec![write], vec![neighbourhood.clone()])
+            .await?;
         // The wait for a blocking thread counts as embedding, as it did when the embedding was
         // a task of its own: the stages still add up to the write's wall time.
         timings.guard += s.guard;
@@ -1010,7 +1135,7 @@ impl Engine {
             s.vectors.into_iter().next(),
             s.decisions.into_iter().next(),
         ) {
-            (Some(w), Some(v), Some(d)) => Ok((w, v, d)),
+            (Some(w), Some(v), Some(d)) => Ok((w, v, d, neighbourhood)),
             _ => Err(embed_err("embedder returned no vector")),
         }
     }
@@ -1108,14 +1233,19 @@ impl Engine {
         }
         let mut new = new;
         self.redact_labels(&mut new.tags, &mut new.entities);
-        let (new, vector, mut decision) = self.embed_and_screen_one(new, timings).await?;
+        let (new, vector, mut decision, neighbourhood) =
+            self.embed_and_screen_one(new, None, now, timings).await?;
         let mut clock = Instant::now();
         let mut verdict = Verdict::resolve(&new, &decision, Status::Active)?;
         timings.guard += lap(&mut clock);
         let vector = if verdict.redacted {
-            let v = self
-                .embed_one_document(index_text(&verdict.content, &verdict.context))
-                .await?;
+            let text = index_text(&verdict.content, &verdict.context);
+            let text = if neighbourhood.is_empty() {
+                text
+            } else {
+                format!("{neighbourhood}\n{text}")
+            };
+            let v = self.embed_one_document(text).await?;
             timings.embedding += lap(&mut clock);
             v
         } else {
@@ -1153,7 +1283,9 @@ impl Engine {
         let suspect = matches!(decision, GuardDecision::Suspect { .. });
         if status == Status::Active {
             let kind = stored_kind(&new);
-            placement = self.place(&new, kind, &content, &vector, &[]).await?;
+            placement = self
+                .place(&new, kind, &content, &vector, &[], suspect)
+                .await?;
             timings.place = lap(&mut clock);
             if suspect {
                 // A write the guard suspects retires nothing: what it contradicts stays active
@@ -1238,6 +1370,7 @@ impl Engine {
 
         let id = new.id.clone().unwrap_or_else(new_id);
         let mut memory = self.materialize(&new, id.clone(), content, status, reason, now);
+        memory.neighbourhood = neighbourhood;
         if let Some(later) = newer.first() {
             // Dated before a memory it contradicts: the write is history, stored superseded by
             // the later fact, as it would be had the two arrived in date order.
@@ -1303,6 +1436,36 @@ impl Engine {
         for new in &mut records {
             self.redact_labels(&mut new.tags, &mut new.entities);
         }
+        // Turns of a conversation in time order (a stable sort: the rest keeps its order), so
+        // each turn's neighbourhood is the turns before it.
+        if self.write.conversation_window > 0 {
+            let key = |n: &NewMemory| {
+                conversation_of(&n.entities, &n.tags).map(|c| {
+                    (
+                        n.namespace.as_str().to_owned(),
+                        c,
+                        n.created_at.unwrap_or(now),
+                    )
+                })
+            };
+            // Conversation turns are reordered among the slots they hold (by namespace,
+            // conversation and time; stable for ties); every other record keeps its place.
+            let slots: Vec<usize> = (0..records.len())
+                .filter(|&i| key(&records[i]).is_some())
+                .collect();
+            let mut turns: Vec<_> = slots
+                .iter()
+                .map(|&i| (key(&records[i]), records[i].clone()))
+                .collect();
+            turns.sort_by(|a, b| a.0.cmp(&b.0));
+            for (&slot, (_, turn)) in slots.iter().zip(turns) {
+                records[slot] = turn;
+            }
+        }
+        let mut windows = ImportWindows {
+            k: self.write.conversation_window,
+            ..ImportWindows::default()
+        };
         let mut ids = Vec::with_capacity(records.len());
         let mut records = records.into_iter();
         loop {
@@ -1315,12 +1478,13 @@ impl Engine {
             }
             // Records before this chunk, so an error names the record's place in the import.
             let offset = ids.len();
+            let none = vec![String::new(); chunk.len()];
             let Screened {
                 writes: chunk,
                 mut vectors,
                 decisions,
                 ..
-            } = self.embed_and_screen(chunk).await?;
+            } = self.embed_and_screen(chunk, none).await?;
             let mut prepared = Vec::with_capacity(chunk.len());
             let mut redacted = Vec::new();
             for (i, (new, decision)) in chunk.iter().zip(&decisions).enumerate() {
@@ -1354,10 +1518,18 @@ impl Engine {
                     now,
                 ));
             }
-            if !redacted.is_empty() {
-                let texts = redacted.iter().map(|&i| prepared[i].index_text()).collect();
+            for m in &mut prepared {
+                m.neighbourhood = windows.next(m);
+            }
+            // Re-embedded: redacted writes (their stored text changed) and turns with a
+            // neighbourhood (the stored vector embeds it too; the guard judged the turn alone).
+            let again: Vec<usize> = (0..prepared.len())
+                .filter(|i| redacted.contains(i) || !prepared[*i].neighbourhood.is_empty())
+                .collect();
+            if !again.is_empty() {
+                let texts = again.iter().map(|&i| prepared[i].index_text()).collect();
                 let fresh = self.embed_documents(texts).await?;
-                for (&i, v) in redacted.iter().zip(fresh) {
+                for (&i, v) in again.iter().zip(fresh) {
                     vectors[i] = v;
                 }
             }
@@ -1713,8 +1885,14 @@ impl Engine {
         let mut next = current.clone();
         patch.apply(&mut next);
         let screened = as_new_memory(&next);
-        let (screened, vector, mut decision) = self
-            .embed_and_screen_one(screened, &mut StoreTimings::default())
+        // A turn keeps its place in its conversation: its stored neighbourhood.
+        let (screened, vector, mut decision, _) = self
+            .embed_and_screen_one(
+                screened,
+                Some(current.neighbourhood.clone()),
+                current.created_at,
+                &mut StoreTimings::default(),
+            )
             .await?;
         let mut verdict = Verdict::resolve(&screened, &decision, current.status)?;
         // As for a new write: text that matches a recorded guard lesson is quarantined.
@@ -1735,9 +1913,10 @@ impl Engine {
             if verdict.context != next.context {
                 p.context = Some(verdict.context.clone());
             }
-            let v = self
-                .embed_one_document(index_text(&verdict.content, &verdict.context))
-                .await?;
+            let mut redacted = next.clone();
+            redacted.content = verdict.content.clone();
+            redacted.context = verdict.context.clone();
+            let v = self.embed_one_document(redacted.index_text()).await?;
             (std::borrow::Cow::Owned(p), v)
         } else {
             (std::borrow::Cow::Borrowed(patch), vector)
@@ -1770,6 +1949,7 @@ impl Engine {
                     &verdict.content,
                     &vector,
                     std::slice::from_ref(id),
+                    next.is_suspect(),
                 )
                 .await?;
             if let Some(top) = &placement.duplicate_of {
@@ -1973,7 +2153,14 @@ impl Engine {
                 Error::not_found(format!("vector of memory {id} in namespace {ns}"))
             })?;
         let placement = self
-            .place(&as_new_memory(&m), m.kind, &m.content, &vector, &chain)
+            .place(
+                &as_new_memory(&m),
+                m.kind,
+                &m.content,
+                &vector,
+                &chain,
+                m.is_suspect(),
+            )
             .await?;
         if let Some(top) = &placement.duplicate_of {
             return Err(Error::conflict(format!(

@@ -336,7 +336,14 @@ impl Engine {
         // The same dedup, subject and trust rules as a new write (`Engine::place`).
         let view = as_new_memory(&m);
         let placement = self
-            .place(&view, m.kind, &m.content, &vector, std::slice::from_ref(id))
+            .place(
+                &view,
+                m.kind,
+                &m.content,
+                &vector,
+                std::slice::from_ref(id),
+                false,
+            )
             .await?;
         if let Some(top) = &placement.duplicate_of {
             self.store

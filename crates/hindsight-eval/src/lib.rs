@@ -32,7 +32,7 @@ pub use error::{EvalError, Result};
 pub use gate::{GateReport, MetricDelta, Missing, gate};
 pub use metrics::{
     Metric, MetricMeans, PerQueryMetrics, Qrels, QueryMetrics, QueryTags, Run, aggregate,
-    aggregate_by_tag, evaluate, evaluate_query, parse_qrels, parse_run, rank_hits,
+    aggregate_by_tag, evaluate, evaluate_query, parse_qrels, parse_run, rank_hits, run_scores,
 };
 pub use report::{
     AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,

@@ -194,6 +194,28 @@ pub struct MetricMeans {
     pub means: BTreeMap<Metric, f64>,
 }
 
+/// A ranking's scores as a run must carry them for trec_eval (and [`rank_hits`]) to keep its
+/// order: `hits` in the order they were served; each score is rounded to `f32` (the precision
+/// pytrec_eval compares at) and, where it would not be below the previous one (a tie the ranking
+/// broke by recency, or a NaN), lowered to the next `f32` below it. Scores that already decrease
+/// are unchanged but for the rounding.
+pub fn run_scores(hits: &[(String, f64)]) -> Vec<(String, f64)> {
+    let mut prev: Option<f32> = None;
+    hits.iter()
+        .map(|(d, s)| {
+            // NaN is served last: far below any real score, with room below for the rest.
+            let mut x = if s.is_nan() { -1e30 } else { *s as f32 };
+            if let Some(p) = prev
+                && x >= p
+            {
+                x = p.next_down();
+            }
+            prev = Some(x);
+            (d.clone(), f64::from(x))
+        })
+        .collect()
+}
+
 /// Ranks a query's hits the way trec_eval does: score descending, ties by document id descending,
 /// duplicate documents keep their best-ranked occurrence.
 pub fn rank_hits(hits: &[(String, f64)]) -> Vec<(&str, f64)> {

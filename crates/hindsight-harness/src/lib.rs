@@ -11,22 +11,32 @@
 //!
 //! Setups are built in ([`default_setups`]) or read from TOML ([`parse_setups`]).
 //!
+//! [`choose_defaults`] picks the server's default retrieval configuration from a grid
+//! ([`default_grid`]) by cross-validation pooled over every dataset (macro-averaged NDCG@10).
+//!
 //! [`evaluate_poisoning`] is the end-to-end write-guard evaluation: seeded, topic-targeted attack
 //! memories ([`attack_plan`]) are written through the normal write pipeline of two engines (guard
 //! off / on) holding the dataset, and the attack success rate (a poisoned memory in the top 5),
 //! the guard's false positives at ingest and NDCG@10 are reported as a
 //! [`hindsight_eval::GuardE2eReport`].
 
+mod defaults;
 mod poisoning;
 mod runner;
 mod setups;
 
 use std::path::Path;
 
+pub use defaults::{
+    Candidate, DatasetChoice, DefaultsChoice, FoldChoice, choose_defaults, default_grid,
+};
 pub use poisoning::{
     ATTACK_CATEGORIES, ATTACK_STYLES, Attack, PoisonOptions, attack_plan, evaluate_poisoning,
 };
-pub use runner::{DatasetEval, EvalOptions, Stage, TIME_SENSITIVE_TAGS, evaluate_dataset};
+pub use runner::{
+    DatasetEval, EvalOptions, PreparedDataset, QueryCase, Stage, TIME_SENSITIVE_TAGS,
+    evaluate_dataset, prepare_dataset,
+};
 pub use setups::{FactorSwitches, Setup, SetupDef, SetupsFile, default_setups, parse_setups};
 
 /// Errors of the harness.

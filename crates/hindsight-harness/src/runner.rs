@@ -10,7 +10,7 @@ use hindsight_engine::{Candidates, Engine, RetrievalConfig, SearchRequest};
 use hindsight_eval::{
     BootstrapConfig, Counts, EmbedderInfo, GridPoint, HalfLifePoint, Metric, PerQueryMetrics,
     PermutationConfig, Qrels, QueryTags, Run, SetupReport, Significance, Summary, Timing,
-    TunedFold, Tuning, cross_validate, evaluate, evaluate_query, simplex_grid,
+    TunedFold, Tuning, cross_validate, evaluate, evaluate_query, run_scores, simplex_grid,
 };
 use hindsight_retrieval::{FusionMethod, Normalization, PathWeights};
 use tracing::info;
@@ -94,27 +94,115 @@ pub struct DatasetEval {
     pub qrels: Qrels,
 }
 
-struct QueryCase {
-    id: String,
-    cands: Candidates,
+/// One query's candidates from every path, fetched once and ranked under any configuration.
+#[derive(Debug)]
+pub struct QueryCase {
+    pub id: String,
+    pub cands: Candidates,
+}
+
+/// A dataset imported into an engine with every query's candidates: what fixed setups, tuning
+/// and the pooled choice of defaults rank.
+#[derive(Debug)]
+pub struct PreparedDataset {
+    pub name: String,
+    pub cases: Vec<QueryCase>,
+    /// The judgements of the prepared queries.
+    pub qrels: Qrels,
+    /// Per-stage wall times (`ingest`, `retrieve`).
+    pub stages: BTreeMap<String, f64>,
+}
+
+/// Imports `dataset` into the empty `engine` and fetches the candidates of its queries (every
+/// path, `depth` each; with `quick`, the deterministic ~40 % subset).
+pub async fn prepare_dataset(
+    dataset: &Dataset,
+    engine: &Engine,
+    depth: usize,
+    top_k: usize,
+    quick: bool,
+    progress: &(dyn Fn(Stage, usize, usize) + Sync),
+) -> Result<PreparedDataset, HarnessError> {
+    let mut stages = BTreeMap::new();
+    if engine.store().stats().await?.memories != 0 {
+        return Err(HarnessError::Setup(
+            "the evaluation store must start empty".into(),
+        ));
+    }
+    let t = Instant::now();
+    let records: Vec<_> = dataset.memories.iter().map(|m| m.to_new_memory()).collect();
+    let total = records.len();
+    let mut done = 0;
+    engine
+        .import(records, 64, Utc::now(), |n| {
+            done += n;
+            progress(Stage::Ingest, done, total);
+        })
+        .await?;
+    stages.insert("ingest".to_owned(), elapsed(t));
+    let t = Instant::now();
+    let queries: Vec<_> = dataset
+        .queries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !quick || i % 5 < 2)
+        .map(|(_, q)| q)
+        .collect();
+    let all_paths = RetrievalConfig::default();
+    engine
+        .warm_query_cache(queries.iter().map(|q| q.text.clone()).collect(), 64)
+        .await?;
+    let mut cases = Vec::with_capacity(queries.len());
+    for (i, q) in queries.iter().enumerate() {
+        let req = SearchRequest {
+            namespace: Namespace::new(q.namespace.clone()),
+            query: q.text.clone(),
+            top_k,
+            filter: q.filters.clone().unwrap_or_else(Filter::default),
+            now: Some(q.now),
+            record_access: false,
+            read_only: false,
+        };
+        let cands = engine.candidates(&req, depth, &all_paths).await?;
+        cases.push(QueryCase {
+            id: q.id.clone(),
+            cands,
+        });
+        progress(Stage::Retrieve, i + 1, queries.len());
+    }
+    stages.insert("retrieve".to_owned(), elapsed(t));
+    let selected: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    let qrels: Qrels = dataset
+        .qrels
+        .iter()
+        .filter(|(q, _)| selected.contains(q.as_str()))
+        .map(|(q, d)| (q.clone(), d.clone()))
+        .collect();
+    Ok(PreparedDataset {
+        name: dataset.meta.name.clone(),
+        cases,
+        qrels,
+        stages,
+    })
 }
 
 /// NDCG@10 of one query's candidates ranked under `config` (0 when the query has no relevant
 /// judgement or no candidates).
-fn ndcg10(
+pub(crate) fn ndcg10(
     case: Option<&QueryCase>,
     config: &RetrievalConfig,
     top_k: usize,
     judgements: Option<&BTreeMap<String, i32>>,
 ) -> f64 {
     let Some(case) = case else { return 0.0 };
-    let hits: Vec<(String, f64)> = case
+    let served: Vec<(String, f64)> = case
         .cands
         .rank(config, config.depth(top_k))
         .into_iter()
         .take(10)
         .map(|h| (h.fused.id.0, h.score))
         .collect();
+    let hits = run_scores(&served);
     judgements
         .and_then(|j| evaluate_query(j, &hits))
         .map_or(0.0, |m| m.ndcg10)
@@ -152,69 +240,25 @@ pub async fn evaluate_dataset(
             tuned.join(", ")
         )));
     }
-    if engine.store().stats().await?.memories != 0 {
-        return Err(HarnessError::Setup(
-            "the evaluation store must start empty".into(),
-        ));
-    }
-
-    // 1. Ingest.
-    let t = Instant::now();
-    let records: Vec<_> = dataset.memories.iter().map(|m| m.to_new_memory()).collect();
-    let total = records.len();
-    let mut done = 0;
-    engine
-        .import(records, 64, Utc::now(), |n| {
-            done += n;
-            progress(Stage::Ingest, done, total);
-        })
-        .await?;
-    stages.insert("ingest".to_owned(), elapsed(t));
-
-    // 2. Candidates per query (all paths, deepest depth any setup needs).
-    let t = Instant::now();
+    // 1-2. Ingest; candidates per query (all paths, deepest depth any setup needs).
+    let depth = setups
+        .iter()
+        .map(|s| s.retrieval.depth(opts.top_k))
+        .max()
+        .unwrap_or(30);
+    let PreparedDataset {
+        cases,
+        qrels,
+        stages: prepared,
+        ..
+    } = prepare_dataset(dataset, engine, depth, opts.top_k, opts.quick, progress).await?;
+    stages.extend(prepared);
     let queries: Vec<_> = dataset
         .queries
         .iter()
         .enumerate()
         .filter(|(i, _)| !opts.quick || i % 5 < 2)
         .map(|(_, q)| q)
-        .collect();
-    let depth = setups
-        .iter()
-        .map(|s| s.retrieval.depth(opts.top_k))
-        .max()
-        .unwrap_or(30);
-    let all_paths = RetrievalConfig::default();
-    engine
-        .warm_query_cache(queries.iter().map(|q| q.text.clone()).collect(), 64)
-        .await?;
-    let mut cases = Vec::with_capacity(queries.len());
-    for (i, q) in queries.iter().enumerate() {
-        let req = SearchRequest {
-            namespace: Namespace::new(q.namespace.clone()),
-            query: q.text.clone(),
-            top_k: opts.top_k,
-            filter: q.filters.clone().unwrap_or_else(Filter::default),
-            now: Some(q.now),
-            record_access: false,
-            read_only: false,
-        };
-        let cands = engine.candidates(&req, depth, &all_paths).await?;
-        cases.push(QueryCase {
-            id: q.id.clone(),
-            cands,
-        });
-        progress(Stage::Retrieve, i + 1, queries.len());
-    }
-    stages.insert("retrieve".to_owned(), elapsed(t));
-
-    let selected: BTreeSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
-    let qrels: Qrels = dataset
-        .qrels
-        .iter()
-        .filter(|(q, _)| selected.contains(q.as_str()))
-        .map(|(q, d)| (q.clone(), d.clone()))
         .collect();
     let tags: QueryTags = queries
         .iter()
@@ -227,14 +271,14 @@ pub async fn evaluate_dataset(
             .iter()
             .filter(|c| subset.is_none_or(|s| s.contains(c.id.as_str())))
             .map(|c| {
-                let hits = c
+                let served: Vec<(String, f64)> = c
                     .cands
                     .rank(config, d)
                     .into_iter()
                     .take(opts.run_depth)
                     .map(|h| (h.fused.id.0, h.score))
                     .collect();
-                (c.id.clone(), hits)
+                (c.id.clone(), run_scores(&served))
             })
             .collect()
     };

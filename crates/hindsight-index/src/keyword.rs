@@ -9,7 +9,7 @@ use tantivy::columnar::Column;
 use tantivy::directory::error::LockError;
 use tantivy::directory::{Directory, INDEX_WRITER_LOCK, MmapDirectory};
 use tantivy::indexer::LogMergePolicy;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -143,7 +143,14 @@ struct Fields {
     key: Field,
     namespace: Field,
     text: Field,
+    neighbourhood: Field,
 }
+
+/// What a query term matched in a document's neighbourhood (the turns before it in its
+/// conversation) counts, relative to a match in the document's own text: a turn's context helps
+/// find it, but the turn after an answer must not match the question as well as the answer.
+/// Chosen on the two conversational datasets (`docs/decisions/conversational-context.md`).
+pub const NEIGHBOURHOOD_BOOST: f32 = 0.5;
 
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -154,6 +161,10 @@ fn schema() -> (Schema, Fields) {
         .set_index_option(IndexRecordOption::WithFreqs);
     let text = b.add_text_field(
         "text",
+        TextOptions::default().set_indexing_options(text_indexing.clone()),
+    );
+    let neighbourhood = b.add_text_field(
+        "neighbourhood",
         TextOptions::default().set_indexing_options(text_indexing),
     );
     (
@@ -162,6 +173,7 @@ fn schema() -> (Schema, Fields) {
             key,
             namespace,
             text,
+            neighbourhood,
         },
     )
 }
@@ -318,10 +330,25 @@ impl KeywordIndex {
     /// Adds a document (visible after the next commit). Adding an existing key again creates a
     /// duplicate: call [`KeywordIndex::delete`] first to replace.
     pub fn add(&self, key: u64, namespace: &str, text: &str) -> Result<()> {
+        self.add_with_neighbourhood(key, namespace, text, "")
+    }
+
+    /// [`KeywordIndex::add`] of a document with a neighbourhood: text that helps find it but
+    /// matches at [`NEIGHBOURHOOD_BOOST`] of its own text's weight.
+    pub fn add_with_neighbourhood(
+        &self,
+        key: u64,
+        namespace: &str,
+        text: &str,
+        neighbourhood: &str,
+    ) -> Result<()> {
         let mut doc = TantivyDocument::default();
         doc.add_u64(self.fields.key, key);
         doc.add_text(self.fields.namespace, namespace);
         doc.add_text(self.fields.text, text);
+        if !neighbourhood.is_empty() {
+            doc.add_text(self.fields.neighbourhood, neighbourhood);
+        }
         self.queue(Pending::Add(doc))
     }
 
@@ -465,21 +492,38 @@ impl KeywordIndex {
             return Ok(Vec::new());
         }
         let mut seen = HashSet::new();
+        let searcher = self.reader.searcher();
+        // A neighbourhood clause only where some document has a neighbourhood.
+        let neighbourhoods = searcher.segment_readers().iter().any(|r| {
+            r.inverted_index(self.fields.neighbourhood)
+                .is_ok_and(|i| i.terms().num_terms() > 0)
+        });
         let terms: Vec<(Occur, Box<dyn Query>)> = tokenize(query)
             .into_iter()
             .filter(|t| seen.insert(t.clone()))
-            .map(|t| {
-                let q = TermQuery::new(
+            .flat_map(|t| {
+                let own = TermQuery::new(
                     Term::from_field_text(self.fields.text, &t),
                     IndexRecordOption::WithFreqs,
                 );
-                (Occur::Should, Box::new(q) as Box<dyn Query>)
+                let mut clauses = vec![(Occur::Should, Box::new(own) as Box<dyn Query>)];
+                if neighbourhoods {
+                    let near = TermQuery::new(
+                        Term::from_field_text(self.fields.neighbourhood, &t),
+                        IndexRecordOption::WithFreqs,
+                    );
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(near), NEIGHBOURHOOD_BOOST))
+                            as Box<dyn Query>,
+                    ));
+                }
+                clauses
             })
             .collect();
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
         let ns_term = Term::from_field_text(self.fields.namespace, namespace);
         // When every document (deleted ones included) belongs to `namespace`, the namespace clause
         // filters nothing, and leaving it out keeps the query a pure disjunction, which tantivy
@@ -716,8 +760,9 @@ mod tests {
             keys(&idx.search("a", "PAYMENT api", 10, &all).unwrap()),
             vec![2]
         );
-        // No stemming: "limits" is not "limited".
-        assert!(idx.search("a", "limits", 10, &all).unwrap().is_empty());
+        // Stemmed: "limits" finds "limited"; a word that only shares letters does not.
+        assert!(!idx.search("a", "limits", 10, &all).unwrap().is_empty());
+        assert!(idx.search("a", "limousine", 10, &all).unwrap().is_empty());
     }
 
     #[test]

@@ -1,13 +1,19 @@
-//! A tokenizer for mixed Chinese / English text.
+//! A tokenizer for mixed Chinese / English text: the keyword path's analyzer.
 //!
 //! CJK runs are segmented with jieba (search mode: long words plus their sub-words); other text
 //! is split into lowercase alphanumeric words. Identifier-like words joined by `-`, `_` or `.`
 //! ("ORD-88231", "v1.2") are emitted whole and as their parts, so both "ORD-88231" and "88231"
 //! find them. Punctuation and whitespace never become tokens.
+//!
+//! Words of letters only are stemmed (Snowball English: "went"/"going" stay apart, but "dogs" and
+//! "dog", "painting" and "paint" meet), and English and Chinese stop words ("the", "did", "的",
+//! "了") are dropped: they match every document and only dilute BM25. Tokens with digits and whole
+//! identifiers are kept as written.
 
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
+use rust_stemmers::{Algorithm, Stemmer};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 /// Name under which [`MixedTokenizer`] is registered in a keyword index.
@@ -65,7 +71,232 @@ pub struct Piece {
 /// The version of [`tokenize`]'s output. Keyword indexes record it with their watermark, and a
 /// store rebuilds an index built under another version. Bump it whenever the tokens change (a
 /// new rule, another jieba dictionary); the `tokens_match_the_version` test fails until then.
-pub const TOKENIZER_VERSION: &str = "1";
+pub const TOKENIZER_VERSION: &str = "2";
+
+/// English words too common to tell documents apart (closed-class words: articles, pronouns,
+/// auxiliaries, prepositions, conjunctions, question words).
+const STOP_EN: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "d",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "ll",
+    "m",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "o",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "re",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "ve",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// Chinese function words jieba emits on their own (particles, pronouns, the commonest verbs of
+/// being and having, question words).
+const STOP_ZH: &[&str] = &[
+    "的",
+    "了",
+    "着",
+    "过",
+    "是",
+    "在",
+    "和",
+    "与",
+    "及",
+    "或",
+    "也",
+    "都",
+    "就",
+    "还",
+    "又",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "呀",
+    "哦",
+    "嗯",
+    "么",
+    "我",
+    "你",
+    "您",
+    "他",
+    "她",
+    "它",
+    "我们",
+    "你们",
+    "他们",
+    "她们",
+    "这",
+    "那",
+    "这个",
+    "那个",
+    "一个",
+    "有",
+    "没有",
+    "什么",
+    "哪",
+    "哪里",
+    "怎么",
+    "为什么",
+    "谁",
+    "几",
+    "多少",
+    "会",
+    "能",
+    "要",
+    "让",
+    "被",
+    "把",
+    "给",
+    "对",
+    "从",
+    "到",
+    "向",
+    "很",
+    "太",
+    "更",
+    "最",
+    "不",
+    "没",
+];
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// A word of letters only, analysed: `None` for a stop word, else its stem.
+fn analyse_word(lower: &str) -> Option<String> {
+    if STOP_EN.binary_search(&lower).is_ok() {
+        return None;
+    }
+    if lower.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Some(stemmer().stem(lower).into_owned());
+    }
+    Some(lower.to_owned())
+}
 
 /// Splits `text` into index terms (lowercased; CJK segmented). The same function drives indexing
 /// and query construction, so a query matches exactly the terms a document was indexed under.
@@ -87,7 +318,7 @@ pub fn pieces(text: &str) -> Vec<Piece> {
             }
             let run = &text[start..end_of(j)];
             for t in jieba().cut_for_search(run, true) {
-                if t.word.chars().any(char::is_alphanumeric) {
+                if t.word.chars().any(char::is_alphanumeric) && !STOP_ZH.contains(&t.word) {
                     push(&mut out, t.word, start + t.byte_start, start + t.byte_end);
                 }
             }
@@ -111,11 +342,14 @@ pub fn pieces(text: &str) -> Vec<Piece> {
                 j += 1;
                 parts.push((j, j));
             }
-            push(&mut out, &text[start..end_of(j)], start, end_of(j));
             if parts.len() > 1 {
+                // An identifier: whole, then its parts (analysed like words).
+                push(&mut out, &text[start..end_of(j)], start, end_of(j));
                 for (a, b) in parts {
-                    push(&mut out, &text[end_of(a)..end_of(b)], end_of(a), end_of(b));
+                    push_word(&mut out, &text[end_of(a)..end_of(b)], end_of(a), end_of(b));
                 }
+            } else {
+                push_word(&mut out, &text[start..end_of(j)], start, end_of(j));
             }
             i = j;
         } else {
@@ -123,6 +357,20 @@ pub fn pieces(text: &str) -> Vec<Piece> {
         }
     }
     out
+}
+
+/// [`push`] of a word after [`analyse_word`]: a stop word is dropped, a word of letters stemmed.
+fn push_word(out: &mut Vec<Piece>, word: &str, start: usize, end: usize) {
+    if word.is_empty() || word.len() > MAX_TOKEN_BYTES {
+        return;
+    }
+    if let Some(w) = analyse_word(&word.to_lowercase()) {
+        out.push(Piece {
+            text: w,
+            start,
+            end,
+        });
+    }
 }
 
 fn push(out: &mut Vec<Piece>, word: &str, start: usize, end: usize) {
@@ -197,7 +445,7 @@ mod tests {
         });
         assert_eq!(
             (TOKENIZER_VERSION, format!("{hash:016x}")),
-            ("1", "3d6c664112f072f9".to_owned()),
+            ("2", "7841e3f2b6d1cb1d".to_owned()),
             "tokens: {:?}",
             tokenize(sample)
         );
@@ -211,26 +459,30 @@ mod tests {
     fn english_is_lowercased_and_punctuation_dropped() {
         check(
             "Hello, World!  The API: rate-limited?",
-            &[
-                "hello",
-                "world",
-                "the",
-                "api",
-                "rate-limited",
-                "rate",
-                "limited",
-            ],
+            &["hello", "world", "api", "rate-limited", "rate", "limit"],
         );
+    }
+
+    #[test]
+    fn words_are_stemmed_and_stop_words_dropped_in_both_languages() {
+        check(
+            "When did Caroline's dogs go painting?",
+            &["carolin", "dog", "go", "paint"],
+        );
+        check("Caroline painted her dog", &["carolin", "paint", "dog"]);
+        // Numbers, identifiers and non-ASCII words are kept as written.
+        check("The 3 cafés, ID-7", &["3", "cafés", "id-7", "id", "7"]);
+        check("我的猫是什么颜色", &["猫", "颜色"]);
     }
 
     #[test]
     fn identifiers_emit_whole_and_parts() {
         check(
             "order ORD-88231 shipped",
-            &["order", "ord-88231", "ord", "88231", "shipped"],
+            &["order", "ord-88231", "ord", "88231", "ship"],
         );
         check("v1.2.", &["v1.2", "v1", "2"]);
-        check("a--b", &["a", "b"]);
+        check("x--b", &["x", "b"]);
     }
 
     #[test]

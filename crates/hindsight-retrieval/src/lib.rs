@@ -21,7 +21,7 @@ mod ranking;
 
 pub use fusion::{
     FusedHit, FusionMethod, Normalization, PathContribution, PathWeights, fuse, normalize,
-    served_order,
+    served_order, tied_ranks,
 };
 pub use query::{QueryUnderstanding, extract_identifiers, parse_time_range, understand};
 pub use ranking::{FactorBreakdown, RankedHit, RankingFactors, rank};

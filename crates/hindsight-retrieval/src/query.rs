@@ -18,6 +18,12 @@ pub struct QueryUnderstanding {
     /// ([`crate::RankingFactors::suspect_weight`]).
     #[serde(default)]
     pub directive: bool,
+    /// The query asks about the past: an event, a date, what was said or done ("When did Alice
+    /// start going to the climbing gym?", "what did I tell you on May 4th", "我曾经推荐过"). Time
+    /// decay, which exists so stale facts lose to current ones, must not bury the past event
+    /// asked about ([`crate::RankingFactors::past_decay_weight`]).
+    #[serde(default)]
+    pub past_reference: bool,
 }
 
 /// Extracts structured signals from `text`, resolving relative times against `now` (UTC days).
@@ -35,9 +41,142 @@ pub fn understand(text: &str, now: DateTime<Utc>) -> QueryUnderstanding {
             kinds,
             ..StructuredQuery::default()
         },
+        past_reference: refers_to_past(text) || time_phrase.is_some(),
         time_phrase,
         directive: asks_what_to_do(text),
     }
+}
+
+/// Whether a query refers to the past (see [`QueryUnderstanding::past_reference`]): in English a
+/// past auxiliary or a past-tense verb ("did", "was", "went", "recommended"), a past time word
+/// ("ago", "yesterday", "before", "last", "once", "ever") or a calendar date; in Chinese
+/// 曾经/之前/以前/上次/那天/当时/去年/昨天/前天/过去/原来/当初, a verb with 过 or 了 before the
+/// question word, or a date (5月4日).
+pub fn refers_to_past(text: &str) -> bool {
+    const ZH: &[&str] = &[
+        "曾经",
+        "之前",
+        "以前",
+        "上次",
+        "那天",
+        "当时",
+        "去年",
+        "昨天",
+        "前天",
+        "过去",
+        "原来",
+        "当初",
+        "那次",
+        "上个月",
+        "上周",
+        "上星期",
+    ];
+    if ZH.iter().any(|c| text.contains(c)) || zh_date(text) || zh_completed(text) {
+        return true;
+    }
+    const WORDS: &[&str] = &[
+        "did",
+        "was",
+        "were",
+        "had",
+        "ago",
+        "yesterday",
+        "before",
+        "earlier",
+        "previously",
+        "once",
+        "ever",
+        "last",
+        "first",
+        "originally",
+        "used",
+        "went",
+        "saw",
+        "got",
+        "made",
+        "took",
+        "came",
+        "gave",
+        "told",
+        "bought",
+        "met",
+        "ran",
+        "began",
+        "wrote",
+        "said",
+        "found",
+        "felt",
+        "left",
+        "kept",
+        "thought",
+        "brought",
+        "paid",
+        "sent",
+        "spent",
+        "won",
+        "lost",
+        "heard",
+        "ate",
+        "drove",
+        "flew",
+        "wore",
+        "read",
+        "did",
+        "became",
+        "chose",
+        "taught",
+        "caught",
+        "fell",
+        "held",
+        "built",
+        "sold",
+        "sang",
+        "swam",
+        "knew",
+        "grew",
+        "drew",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    const NOT_PAST: &[&str] = &[
+        "need", "needed", "speed", "feed", "seed", "weed", "bed", "red", "shed", "breed", "indeed",
+        "embed", "proceed", "exceed", "succeed", "bleed",
+    ];
+    words(text).iter().any(|w| {
+        WORDS.contains(&w.as_str())
+            || (w.len() > 4 && w.ends_with("ed") && !NOT_PAST.contains(&w.as_str()))
+            || (w.len() == 4 && w.chars().all(|c| c.is_ascii_digit()) && w.starts_with("20"))
+    })
+}
+
+/// A Chinese calendar date: a number followed by 月, or by 号/日 ("5月4日", "4月27号", "27号").
+fn zh_date(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    chars.windows(2).any(|w| {
+        (w[0].is_ascii_digit() || "一二三四五六七八九十".contains(w[0])) && "月号日".contains(w[1])
+    })
+}
+
+/// A Chinese verb marked as done before the question ends: 过 or 了 followed later by a question
+/// word or particle ("我提到过…吗", "我跑了多久").
+fn zh_completed(text: &str) -> bool {
+    ["过", "了"].iter().any(|m| {
+        text.find(m).is_some_and(|i| {
+            let rest = &text[i..];
+            ["吗", "什么", "哪", "多久", "谁", "几", "怎么"]
+                .iter()
+                .any(|q| rest.contains(q))
+        })
+    })
 }
 
 /// Lower-case words of `text` (letters and digits; apostrophes dropped: "what's" -> "whats").
@@ -524,6 +663,30 @@ mod tests {
             "上周的迁移做了什么",
         ] {
             assert!(!asks_what_to_do(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn past_references_in_both_languages() {
+        for q in [
+            "When did Caroline go to the LGBTQ support group?",
+            "What book was Melanie reading?",
+            "I recommended a science fiction movie before, what was it?",
+            "What did I tell you on May 4th?",
+            "我曾经和你推荐过一部科幻电影，它的名字是？",
+            "在4月27号这天，我在公园跑了多久？",
+            "上次部署出了什么问题",
+        ] {
+            assert!(refers_to_past(q), "{q}");
+        }
+        for q in [
+            "What is Alice's favourite colour?",
+            "Where does Jordan work now?",
+            "How should I handle refunds?",
+            "用户喜欢什么颜色",
+            "order 12345 status",
+        ] {
+            assert!(!refers_to_past(q), "{q}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! Final ranking: fused score times switchable factors (decay, importance, access, trust, usefulness).
 
 use chrono::{DateTime, Utc};
-use hindsight_core::{DecayConfig, Memory, TrustWeights, decay};
+use hindsight_core::{DecayConfig, Memory, MemoryKind, TrustWeights, decay};
 use serde::{Deserialize, Serialize};
 
 use crate::fusion::FusedHit;
@@ -10,9 +10,12 @@ use crate::query::QueryUnderstanding;
 /// The factors multiplied into the fused score. Each can be switched off (factor 1) so the eval
 /// harness can ablate it.
 ///
-/// - decay: `(1 - decay_weight) + decay_weight * 0.5^(age / half_life(kind))`, age from
-///   `created_at` to the query's `now`. With `decay_weight = 1` this is plain exponential decay;
-///   the default 0.5 lets old memories sink to half weight but never vanish.
+/// - decay: `(1 - w) + w * 0.5^(age / half_life(kind))`, age from `created_at` to the query's
+///   `now`, with `w = decay_weight`, or `past_decay_weight` when the query refers to the past
+///   ([`crate::QueryUnderstanding::past_reference`]: the event asked about is old by nature), and
+///   0 for an episodic memory unless `episodic_decay` (an event does not go stale; a fact or a
+///   preference does). With `w = 1` this is plain exponential decay; 0.5 lets old memories sink
+///   to half weight but never vanish.
 /// - importance: `1 - importance_weight * (1 - importance)`.
 /// - access: `1 + access_weight * ln(1 + access_count)`.
 /// - trust: `1 - trust_strength * (1 - trust(source))` with trust user 1.0 / agent 0.7 / external 0.5.
@@ -25,6 +28,10 @@ use crate::query::QueryUnderstanding;
 pub struct RankingFactors {
     pub decay: Option<DecayConfig>,
     pub decay_weight: f64,
+    /// The decay weight for queries that refer to the past.
+    pub past_decay_weight: f64,
+    /// Whether episodic memories (events) decay at all.
+    pub episodic_decay: bool,
     pub importance: bool,
     pub importance_weight: f64,
     pub access_boost: bool,
@@ -42,6 +49,8 @@ impl Default for RankingFactors {
         RankingFactors {
             decay: Some(DecayConfig::default()),
             decay_weight: 0.5,
+            past_decay_weight: 0.0,
+            episodic_decay: true,
             importance: true,
             importance_weight: 0.5,
             access_boost: true,
@@ -64,7 +73,7 @@ impl RankingFactors {
             access_boost: false,
             trust: None,
             usefulness: false,
-            suspect_weight: 0.5,
+            suspect_weight: 1.0,
             ..Self::default()
         }
     }
@@ -77,8 +86,15 @@ impl RankingFactors {
         q: &QueryUnderstanding,
     ) -> FactorBreakdown {
         let decay = self.decay.map_or(1.0, |cfg| {
+            let w = if m.kind == MemoryKind::Episodic && !self.episodic_decay {
+                0.0
+            } else if q.past_reference {
+                self.past_decay_weight
+            } else {
+                self.decay_weight
+            };
             let f = decay::decay_factor(decay::age_days(m.created_at, now), cfg.half_life(m.kind));
-            (1.0 - self.decay_weight) + self.decay_weight * f
+            (1.0 - w) + w * f
         });
         let importance = if self.importance {
             1.0 - self.importance_weight * (1.0 - f64::from(m.importance).clamp(0.0, 1.0))
@@ -146,7 +162,8 @@ pub struct RankedHit {
 }
 
 /// Applies the ranking factors to fused hits. `lookup` resolves an id to its memory; hits whose
-/// memory is unknown are dropped. Sorted by final score descending, ties by id descending ([`crate::served_order`]).
+/// memory is unknown are dropped. Sorted by final score descending, ties by the later
+/// `created_at`, then id descending ([`crate::served_order`]).
 pub fn rank<'m>(
     fused: Vec<FusedHit>,
     lookup: impl Fn(&hindsight_core::MemoryId) -> Option<&'m Memory>,
@@ -154,26 +171,29 @@ pub fn rank<'m>(
     query: &QueryUnderstanding,
     now: DateTime<Utc>,
 ) -> Vec<RankedHit> {
-    let mut out: Vec<RankedHit> = fused
+    let mut out: Vec<(RankedHit, DateTime<Utc>)> = fused
         .into_iter()
         .filter_map(|f| {
             let m = lookup(&f.id)?;
             let b = factors.breakdown(m, now, query);
             let score = f.score * b.product();
-            Some(RankedHit {
-                fused: f,
-                factors: b,
-                score,
-            })
+            Some((
+                RankedHit {
+                    fused: f,
+                    factors: b,
+                    score,
+                },
+                m.created_at,
+            ))
         })
         .collect();
-    out.sort_by(|a, b| {
+    out.sort_by(|(a, at), (b, bt)| {
         crate::fusion::served_order(
-            (a.score, a.fused.id.as_str()),
-            (b.score, b.fused.id.as_str()),
+            (a.score, *at, a.fused.id.as_str()),
+            (b.score, *bt, b.fused.id.as_str()),
         )
     });
-    out
+    out.into_iter().map(|(h, _)| h).collect()
 }
 
 #[cfg(test)]
@@ -206,6 +226,7 @@ mod tests {
             task_type: None,
             outcome: None,
             embedding_model: "test".into(),
+            neighbourhood: String::new(),
         }
     }
 
@@ -285,6 +306,6 @@ mod tests {
             &QueryUnderstanding::default(),
             now(),
         );
-        assert_eq!(without[0].fused.id.as_str(), "z-old"); // tie broken by id, descending
+        assert_eq!(without[0].fused.id.as_str(), "a-new"); // a tie goes to the later memory
     }
 }

@@ -15,7 +15,7 @@ use sqlx::{Postgres, QueryBuilder, Row};
 /// search columns).
 pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, kind, content, tags, context, entities, importance, source, \
      created_at, last_accessed_at, access_count, usefulness, status, status_reason, superseded_by, task_id, \
-     task_type, outcome, embedding_model";
+     task_type, outcome, embedding_model, neighbourhood";
 
 /// tsvector positions are capped by PostgreSQL at 16383; later tokens share the last position.
 const MAX_TS_POSITION: usize = 16_383;
@@ -222,6 +222,7 @@ pub(crate) fn memory_from_row(row: &PgRow) -> Result<Memory> {
         task_type: parse_opt(row, "task_type")?,
         outcome: parse_opt(row, "outcome")?,
         embedding_model: get(row, "embedding_model")?,
+        neighbourhood: get(row, "neighbourhood")?,
     })
 }
 
@@ -243,7 +244,8 @@ mod tests {
     fn queries_are_an_or_of_distinct_terms_and_never_raw_text() {
         assert_eq!(
             tsquery_literal("database migration database").as_deref(),
-            Some("'database' | 'migration'")
+            // The shared analyzer stems English (Snowball).
+            Some("'databas' | 'migrat'")
         );
         assert_eq!(tsquery_literal("  '; -- () & | !"), None);
         let zh = tsquery_literal("数据库迁移").expect("terms");

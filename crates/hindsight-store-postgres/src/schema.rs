@@ -251,6 +251,7 @@ pub(crate) async fn prepare(
                 task_type        text,
                 outcome          text,
                 embedding_model  text NOT NULL,
+                neighbourhood    text NOT NULL DEFAULT '',
                 content_hash     text,
                 tsv              tsvector NOT NULL,
                 embedding        vector({dim}) NOT NULL
@@ -259,6 +260,8 @@ pub(crate) async fn prepare(
     )
     .await?;
     for ddl in [
+        // Added after the first schema: a store created before it gains the column.
+        "ALTER TABLE memories ADD COLUMN IF NOT EXISTS neighbourhood text NOT NULL DEFAULT ''",
         "CREATE UNIQUE INDEX IF NOT EXISTS memories_ns_id ON memories (namespace, id)",
         "CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at)",
         // The vector path's exact re-run (index scans off) reads the rows passing a status and

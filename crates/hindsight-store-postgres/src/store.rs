@@ -459,6 +459,7 @@ impl PostgresStore {
                 .push_bind(m.task_type.map(|t| t.as_str()))
                 .push_bind(m.outcome.map(|o| o.as_str()))
                 .push_bind(m.embedding_model.clone())
+                .push_bind(m.neighbourhood.clone())
                 .push_bind(with_hash.then(|| content_hash(m.kind, &text)))
                 .push_bind(tsvector_literal(&text))
                 .push_unseparated("::tsvector")

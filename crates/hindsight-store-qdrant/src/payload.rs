@@ -164,6 +164,7 @@ mod tests {
             task_type: Some(TaskType::Modify),
             outcome: Some(Outcome::Failure),
             embedding_model: "conformance-test".into(),
+            neighbourhood: String::new(),
         }
     }
 

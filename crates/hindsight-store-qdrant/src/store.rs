@@ -1063,6 +1063,7 @@ mod tests {
             task_type: None,
             outcome: None,
             embedding_model: "m".into(),
+            neighbourhood: String::new(),
         }
     }
 

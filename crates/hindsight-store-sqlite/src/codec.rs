@@ -11,7 +11,7 @@ use sqlx::sqlite::SqliteRow;
 /// Columns of `memories` that make up a [`Memory`] (everything but the vector), prefixed by rowid.
 pub(crate) const MEMORY_COLUMNS: &str = "rowid, id, namespace, kind, content, tags, context, entities, importance, source, \
      created_at, last_accessed_at, access_count, usefulness, status, status_reason, superseded_by, task_id, \
-     task_type, outcome, embedding_model";
+     task_type, outcome, embedding_model, neighbourhood";
 
 pub(crate) fn db_err(e: sqlx::Error) -> Error {
     Error::backend(format!("sqlite: {e}"))
@@ -223,6 +223,7 @@ fn memory_from(row: &impl Fields) -> Result<Memory> {
         task_type: row.parse_opt("task_type")?,
         outcome: row.parse_opt("outcome")?,
         embedding_model: row.text("embedding_model")?,
+        neighbourhood: row.text("neighbourhood")?,
     })
 }
 

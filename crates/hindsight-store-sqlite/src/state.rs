@@ -387,6 +387,7 @@ mod tests {
                 .then(|| TaskType::ALL[i as usize % TaskType::ALL.len()]),
             outcome: (!i.is_multiple_of(3)).then(|| Outcome::ALL[i as usize % Outcome::ALL.len()]),
             embedding_model: "m".into(),
+            neighbourhood: String::new(),
         }
     }
 

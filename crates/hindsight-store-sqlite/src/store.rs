@@ -44,12 +44,17 @@ const IN_CHUNK: usize = 500;
 /// (`0002_kind_created_index.sql` → 2, "kind created index") and the checksum is sqlx's (SHA-384 of
 /// the text), so a database migrated by a build that used the macro sees the same migrations; the
 /// `migrations_match_the_directory` test compares this list with the directory.
-const MIGRATIONS: [(i64, &str, &str); 2] = [
+const MIGRATIONS: [(i64, &str, &str); 3] = [
     (1, "init", include_str!("../migrations/0001_init.sql")),
     (
         2,
         "kind created index",
         include_str!("../migrations/0002_kind_created_index.sql"),
+    ),
+    (
+        3,
+        "neighbourhood",
+        include_str!("../migrations/0003_neighbourhood.sql"),
     ),
 ];
 
@@ -318,7 +323,7 @@ async fn insert_row(tx: &mut Transaction<'_, Sqlite>, m: &Memory, vector: &[f32]
     let res = sqlx::query(
         "INSERT INTO memories (id, namespace, kind, content, tags, context, entities, importance, source, created_at, \
          last_accessed_at, access_count, usefulness, status, status_reason, superseded_by, task_id, task_type, outcome, \
-         embedding_model, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         embedding_model, neighbourhood, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(m.id.as_str())
     .bind(m.namespace.as_str())
@@ -340,6 +345,7 @@ async fn insert_row(tx: &mut Transaction<'_, Sqlite>, m: &Memory, vector: &[f32]
     .bind(m.task_type.map(|t| t.as_str()))
     .bind(m.outcome.map(|o| o.as_str()))
     .bind(&m.embedding_model)
+    .bind(&m.neighbourhood)
     .bind(encode_vector(vector))
     .execute(&mut **tx)
     .await
@@ -450,15 +456,22 @@ async fn sync_keyword_index(pool: &SqlitePool, keyword: &KeywordIndex) -> Result
         "keyword index does not match the database; rebuilding"
     );
     keyword.clear()?;
-    let mut rows =
-        sqlx::query("SELECT rowid, namespace, content, context FROM memories ORDER BY rowid")
-            .fetch(pool);
+    let mut rows = sqlx::query(
+        "SELECT rowid, namespace, content, context, neighbourhood FROM memories ORDER BY rowid",
+    )
+    .fetch(pool);
     while let Some(row) = rows.try_next().await.map_err(db_err)? {
         let key = row_key(&row)?;
         let ns: String = row.try_get("namespace").map_err(db_err)?;
         let content: String = row.try_get("content").map_err(db_err)?;
         let context: String = row.try_get("context").map_err(db_err)?;
-        keyword.add(key, &ns, &hindsight_core::index_text(&content, &context))?;
+        let neighbourhood: String = row.try_get("neighbourhood").map_err(db_err)?;
+        keyword.add_with_neighbourhood(
+            key,
+            &ns,
+            &hindsight_core::index_text(&content, &context),
+            &neighbourhood,
+        )?;
     }
     keyword.commit_with_watermark(generation)?;
     Ok(())
@@ -757,7 +770,7 @@ impl SqliteStore {
             }
         }
         self.keyword()
-            .add(key, ns.as_str(), &memory.index_text())
+            .add_with_neighbourhood(key, ns.as_str(), &memory.own_text(), &memory.neighbourhood)
             .map_err(index_lag)?;
         self.publisher.stage(generation);
         Ok(generation)
@@ -1071,7 +1084,7 @@ impl Store for SqliteStore {
         }
         for (key, (m, _)) in keys.iter().zip(items) {
             self.keyword()
-                .add(*key, m.namespace.as_str(), &m.index_text())
+                .add_with_neighbourhood(*key, m.namespace.as_str(), &m.own_text(), &m.neighbourhood)
                 .map_err(index_lag)?;
         }
         self.publisher.stage(generation);
@@ -1205,7 +1218,7 @@ impl Store for SqliteStore {
         if let Some(generation) = generation {
             self.keyword().delete(key).map_err(index_lag)?;
             self.keyword()
-                .add(key, ns.as_str(), &m.index_text())
+                .add_with_neighbourhood(key, ns.as_str(), &m.own_text(), &m.neighbourhood)
                 .map_err(index_lag)?;
             self.publisher.stage(generation);
             drop(_w);

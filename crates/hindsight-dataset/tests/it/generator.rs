@@ -41,15 +41,30 @@ fn same_seed_same_bytes_different_seed_differs() {
 
 #[test]
 fn committed_dataset_is_generated_with_seed_42() {
-    let committed =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/agent-memory-bilingual");
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../datasets/retrieval/agent-memory-bilingual");
     let (_dir, fresh) = written(ds42());
     for f in FILES {
         let on_disk = std::fs::read(committed.join(f)).unwrap_or_default();
         assert!(
             on_disk == fresh[f],
-            "datasets/agent-memory-bilingual/{f} is stale: regenerate with \
-             `cargo run -p hindsight-dataset --example generate -- 42 datasets/agent-memory-bilingual`"
+            "datasets/retrieval/agent-memory-bilingual/{f} is stale: regenerate with \
+             `cargo run -p hindsight-lab -- dataset generate`"
+        );
+    }
+}
+
+#[test]
+fn committed_chat_dataset_is_generated_with_seed_42() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../datasets/retrieval/conversations-bilingual");
+    let (_dir, fresh) = written(&hindsight_dataset::generate_chat(42));
+    for f in FILES {
+        let on_disk = std::fs::read(committed.join(f)).unwrap_or_default();
+        assert!(
+            on_disk == fresh[f],
+            "datasets/retrieval/conversations-bilingual/{f} is stale: regenerate with \
+             `cargo run -p hindsight-lab -- dataset generate-chat`"
         );
     }
 }

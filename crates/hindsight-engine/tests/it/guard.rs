@@ -704,6 +704,7 @@ fn rule_consensus_detects_negation_flips_in_both_languages() {
             task_type: None,
             outcome: None,
             embedding_model: "t".into(),
+            neighbourhood: String::new(),
         };
         x.content = c.into();
         x
@@ -965,6 +966,15 @@ async fn a_suspect_write_is_kept_searchable_flagged_and_retires_or_absorbs_nothi
             .unwrap()
             .suspect
     );
+
+    // A suspect repeat of the suspect memory, word for word, adds nothing: it is dropped.
+    let repeat = engine
+        .store_memory(mem(flip, Source::Agent), now())
+        .await
+        .unwrap();
+    assert_eq!(repeat.guard, "suspect");
+    assert!(repeat.deduplicated, "{repeat:?}");
+    assert_eq!(repeat.id, out.id);
 
     // A clean write saying the same is not absorbed into the suspect memory.
     let again = engine

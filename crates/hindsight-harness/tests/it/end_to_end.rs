@@ -9,6 +9,7 @@ use hindsight_dataset::{Dataset, DatasetMeta, MemoryRecord, QueryRecord};
 use hindsight_embed::HashEmbedder;
 use hindsight_engine::Engine;
 use hindsight_harness::{EvalOptions, default_setups, evaluate_dataset, write_outputs};
+use hindsight_retrieval::Normalization;
 use hindsight_store_sqlite::SqliteStore;
 
 fn t(s: &str) -> DateTime<Utc> {
@@ -152,7 +153,7 @@ async fn evaluates_every_setup_and_writes_the_report() {
     let tuning = s.tuning.as_ref().expect("tuned setup present");
     assert_eq!(tuning.folds, 3);
     assert_eq!(tuning.per_fold.len(), 3);
-    assert_eq!(tuning.grid.len(), 66 * 3);
+    assert_eq!(tuning.grid.len(), 66 * Normalization::ALL.len());
     for f in &tuning.per_fold {
         assert!((f.weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     }

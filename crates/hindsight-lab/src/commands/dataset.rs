@@ -1,11 +1,12 @@
-//! `hindsight dataset generate | import-beir | import-locomo | check`.
+//! `hindsight-lab dataset generate | import-beir | import-locomo | import-memorybank | check`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use hindsight_dataset::{
-    BeirOptions, generate, import_beir, import_locomo, load_dataset, write_dataset,
+    BeirOptions, generate, generate_chat, import_beir, import_locomo, import_memorybank,
+    load_dataset, write_dataset,
 };
 
 use hindsight_cli::Globals;
@@ -16,7 +17,14 @@ pub enum DatasetCommand {
     Generate {
         #[arg(long, default_value_t = 42)]
         seed: u64,
-        #[arg(long, default_value = "datasets/agent-memory-bilingual")]
+        #[arg(long, default_value = "datasets/retrieval/agent-memory-bilingual")]
+        out: PathBuf,
+    },
+    /// Generate the bilingual multi-session chat logs (deterministic for a seed).
+    GenerateChat {
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long, default_value = "datasets/retrieval/conversations-bilingual")]
         out: PathBuf,
     },
     /// Convert a BEIR directory (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv).
@@ -33,6 +41,16 @@ pub enum DatasetCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Convert the MemoryBank-SiliconFriend evaluation data (memory_bank_{en,cn}.json,
+    /// probing_questions_{en,cn}.jsonl), judged with a qrels file.
+    ImportMemorybank {
+        dir: PathBuf,
+        /// TREC qrels (`qid 0 memory_id grade`), e.g. `datasets/retrieval/memorybank/qrels.tsv`.
+        #[arg(long)]
+        qrels: Option<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Load a dataset directory and report counts and malformed lines.
     Check { dir: PathBuf },
 }
@@ -41,6 +59,11 @@ pub fn run(_cli: &Globals, cmd: &DatasetCommand) -> Result<ExitCode> {
     match cmd {
         DatasetCommand::Generate { seed, out } => {
             let ds = generate(*seed);
+            write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
+            println!("{}: {}", out.display(), ds.summary());
+        }
+        DatasetCommand::GenerateChat { seed, out } => {
+            let ds = generate_chat(*seed);
             write_dataset(out, &ds).with_context(|| format!("writing {}", out.display()))?;
             println!("{}: {}", out.display(), ds.summary());
         }
@@ -56,6 +79,11 @@ pub fn run(_cli: &Globals, cmd: &DatasetCommand) -> Result<ExitCode> {
         DatasetCommand::ImportLocomo { file, out } => {
             let ds = import_locomo(file, None)
                 .with_context(|| format!("importing LoCoMo from {}", file.display()))?;
+            return write_import(out, &ds);
+        }
+        DatasetCommand::ImportMemorybank { dir, qrels, out } => {
+            let ds = import_memorybank(dir, qrels.as_deref())
+                .with_context(|| format!("importing MemoryBank from {}", dir.display()))?;
             return write_import(out, &ds);
         }
         DatasetCommand::Check { dir } => {

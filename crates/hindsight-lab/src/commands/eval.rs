@@ -18,7 +18,7 @@ use hindsight_cli::backend::{BackendUrl, open_store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Dataset directory (repeatable). Default: every dataset under `datasets/`.
+    /// Dataset directory (repeatable). Default: every dataset under `datasets/retrieval/`.
     #[arg(long)]
     pub dataset: Vec<PathBuf>,
     /// Setups TOML file (`[[setup]]` tables). Default: the built-in setups.
@@ -35,8 +35,10 @@ pub struct Args {
     /// memory is embedded again.
     #[arg(long)]
     pub no_embedding_cache: bool,
-    /// Where `datasets/` is searched when no --dataset is given.
-    #[arg(long, default_value = "datasets")]
+    /// Where datasets are searched when no --dataset is given: every directory holding a
+    /// `memories.jsonl`, or a `source.toml` naming an importer and the data outside the
+    /// repository (imported on the fly; skipped loudly when the data is absent).
+    #[arg(long, default_value = "datasets/retrieval")]
     pub datasets_dir: PathBuf,
     /// Skip the write-guard evaluation (the labelled sets of the guard's manifest, end-to-end
     /// poisoning with the guard off vs on). It runs by default in a full eval, never with --quick
@@ -57,6 +59,10 @@ pub struct Args {
     /// Do not include a load run in the report.
     #[arg(long)]
     pub no_load_report: bool,
+    /// How many earlier turns of its conversation each turn is indexed and embedded with (0:
+    /// none); see `WriteConfig::conversation_window`.
+    #[arg(long, default_value_t = hindsight_engine::WriteConfig::default().conversation_window)]
+    pub conversation_window: usize,
 }
 
 /// The load run `--load-report` names, unless skipped; `Ok(None)` when it has no `summary.json`.
@@ -106,23 +112,71 @@ pub enum BaselineCommand {
     },
 }
 
-/// Dataset directories under `dir` (those holding a `memories.jsonl`), sorted.
+/// Dataset directories under `dir` (those holding a `memories.jsonl` or a `source.toml`),
+/// sorted.
 fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let path = entry?.path();
-        if path.join("memories.jsonl").is_file() {
+        if path.join("memories.jsonl").is_file() || path.join(SOURCE_FILE).is_file() {
             out.push(path);
         }
     }
     out.sort();
     if out.is_empty() {
         bail!(
-            "no dataset (a directory with memories.jsonl) under {}",
+            "no dataset (a directory with memories.jsonl or {SOURCE_FILE}) under {}",
             dir.display()
         );
     }
     Ok(out)
+}
+
+/// A dataset whose text lives outside the repository: what `source.toml` says.
+const SOURCE_FILE: &str = "source.toml";
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DatasetSource {
+    /// `memorybank`.
+    importer: String,
+    /// The data, relative to the directory `eval` runs in.
+    source: PathBuf,
+    /// Relevance judgements, relative to the `source.toml`'s directory.
+    #[serde(default)]
+    qrels: Option<PathBuf>,
+}
+
+/// Loads the dataset at `dir`: its files, or an import of the data its `source.toml` names.
+/// `Ok(None)` (with a loud notice) when that data is absent.
+fn load_any(dir: &Path) -> Result<Option<hindsight_dataset::Dataset>> {
+    let spec = dir.join(SOURCE_FILE);
+    if dir.join("memories.jsonl").is_file() || !spec.is_file() {
+        return Ok(Some(
+            load_dataset(dir).with_context(|| format!("loading dataset {}", dir.display()))?,
+        ));
+    }
+    let src: DatasetSource = toml::from_str(
+        &std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?,
+    )
+    .with_context(|| format!("parsing {}", spec.display()))?;
+    if !src.source.exists() {
+        eprintln!(
+            "!!! SKIPPED dataset {}: its data {} is absent (it lives outside the repository)",
+            dir.display(),
+            src.source.display()
+        );
+        return Ok(None);
+    }
+    let qrels = src.qrels.as_ref().map(|q| dir.join(q));
+    match src.importer.as_str() {
+        "memorybank" => Ok(Some(
+            hindsight_dataset::import_memorybank(&src.source, qrels.as_deref()).with_context(
+                || format!("importing {} for {}", src.source.display(), dir.display()),
+            )?,
+        )),
+        other => bail!("{}: unknown importer {other:?}", spec.display()),
+    }
 }
 
 pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
@@ -160,8 +214,9 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     let mut guard_tables: Option<hindsight_eval::GuardSection> = None;
     for dir in &datasets {
         let t = Instant::now();
-        let dataset =
-            load_dataset(dir).with_context(|| format!("loading dataset {}", dir.display()))?;
+        let Some(dataset) = load_any(dir)? else {
+            continue;
+        };
         let load_s = t.elapsed().as_secs_f64();
         for issue in &dataset.issues {
             eprintln!("skipped {issue}");
@@ -194,6 +249,10 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
         let store = open_store(&url, embedder.space(), cli.ann_config()).await?;
         let engine = hindsight_cli::commands::engine_over(&embedders, store)
             .query_cache(dataset.queries.len().max(1024))
+            .write_config(hindsight_engine::WriteConfig {
+                conversation_window: args.conversation_window,
+                ..hindsight_engine::WriteConfig::default()
+            })
             .build()?;
         let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
         let progress = |stage: Stage, done: usize, total: usize| {

@@ -35,7 +35,7 @@ pub struct PrefillArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Dataset whose memory texts come first (the rest is generated); `none` for generated only.
-    #[arg(long, default_value = "datasets/agent-memory-bilingual")]
+    #[arg(long, default_value = "datasets/retrieval/agent-memory-bilingual")]
     pub dataset: String,
 }
 
@@ -71,7 +71,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub namespace: Option<String>,
     /// Query log whose texts are sent (plus generated ones).
-    #[arg(long, default_value = "datasets/agent-memory-bilingual")]
+    #[arg(long, default_value = "datasets/retrieval/agent-memory-bilingual")]
     pub dataset: String,
     /// Report directory.
     #[arg(long, default_value = "reports/load")]
@@ -108,7 +108,7 @@ pub struct RecallArgs {
     /// Queries to measure with.
     #[arg(long, default_value_t = 500)]
     pub queries: usize,
-    #[arg(long, default_value = "datasets/agent-memory-bilingual")]
+    #[arg(long, default_value = "datasets/retrieval/agent-memory-bilingual")]
     pub dataset: String,
     /// HNSW `M` (default: the store's).
     #[arg(long)]

@@ -50,6 +50,7 @@ pub(crate) fn mem(namespace: &str, id: &str, content: &str) -> Memory {
         task_type: None,
         outcome: None,
         embedding_model: "test-model".into(),
+        neighbourhood: String::new(),
     }
 }
 
