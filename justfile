@@ -19,15 +19,15 @@ ci:
 model:
     cargo run -p hindsight-cli -- model ensure
 
-# Quick eval (the CI subset) and the regression gate against reports/baseline.json.
+# Quick eval (the CI subset) of every dataset and the regression gate against reports/baseline/.
 gate:
     cargo run -p hindsight-lab -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
-    cargo run -p hindsight-lab -- gate --baseline reports/baseline.json --current target/eval-quick/summary.json
+    cargo run -p hindsight-lab -- gate --baseline reports/baseline --current target/eval-quick
 
 # Re-baseline the gate from a fresh quick eval (commit the diff deliberately).
 rebaseline:
     cargo run -p hindsight-lab -- --document-precision f32 --query-precision int8 eval --quick --out target/eval-quick
-    cargo run -p hindsight-lab -- baseline update --from target/eval-quick/summary.json --to reports/baseline.json
+    cargo run -p hindsight-lab -- baseline update --from target/eval-quick --to reports/baseline
 
 # Regenerate the shipped dataset (deterministic; the output is committed).
 dataset seed="42":

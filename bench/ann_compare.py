@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hnswlib vs usearch on the same real vectors (a cross-check of `hindsight load recall`).
+"""hnswlib vs usearch on the same real vectors (a cross-check of `hindsight-lab load recall`).
 
 Reads the MiniLM vectors of a pre-filled data directory (`hindsight --data DIR load prefill`) and
 builds the same HNSW (M=32, ef_construction=256) with hnswlib (the library inside Chroma, via the
@@ -15,7 +15,7 @@ score) and single-threaded p50 latency per `ef`.
     python3 -m venv /tmp/ann && /tmp/ann/bin/pip install chroma-hnswlib usearch numpy
     /tmp/ann/bin/python bench/ann_compare.py /tmp/hs-load-100000
 
-Run `hindsight load run --recall-data DIR` (or the eval) first so the cache holds query vectors.
+Run `hindsight-lab load run --recall-data DIR` (or the eval) first so the cache holds query vectors.
 
     /tmp/ann/bin/python bench/ann_compare.py --raw DATA.f32 QUERIES.f32
 

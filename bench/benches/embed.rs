@@ -1,7 +1,5 @@
 //! MiniLM embedding throughput (sentences/s at batch 1, 32, 256 on short sentences) and
-//! single-query latency in f32 and bf16, and the guard's intent head on a document and on 32
-//! documents in one batch against one call each. Skipped with a message when the model is not
-//! fetched.
+//! single-query latency in f32 and bf16. Skipped with a message when the model is not fetched.
 
 use std::hint::black_box;
 

@@ -92,6 +92,15 @@ pub struct Globals {
     /// Default: the committed `classifier.json`, built into the binary.
     #[arg(long, global = true, env = "HINDSIGHT_GUARD_MODEL")]
     pub guard_model: Option<PathBuf>,
+    /// Retrieval configuration for searches: a TOML file of changes to the default (paths,
+    /// `[fusion]`, `[factors]`; see `default-retrieval.toml` in hindsight-engine for every key).
+    #[arg(
+        long,
+        global = true,
+        env = "HINDSIGHT_RETRIEVAL_CONFIG",
+        value_name = "FILE"
+    )]
+    pub retrieval_config: Option<PathBuf>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,

@@ -5,8 +5,9 @@
 //! - [`store_cases`] holds one `pub async fn` per [`hindsight_core::Store`] behaviour (roundtrips,
 //!   conflicts, batches, updates, lifecycle, access counting under concurrency, purge, the three
 //!   retrieval paths checked against [`hindsight_core::Filter::matches`] and
-//!   [`hindsight_core::StructuredQuery::score`], pagination, and namespace isolation as a
-//!   property test). [`working_cases`] does the same for [`hindsight_core::WorkingMemory`].
+//!   [`hindsight_core::StructuredQuery::score`], the keyword path's order against BM25's IDF and
+//!   length normalisation, pagination, and namespace isolation as a property test).
+//!   [`working_cases`] does the same for [`hindsight_core::WorkingMemory`].
 //! - A backend plugs in through a [`StoreFactory`] (any `Fn(EmbeddingSpace) -> impl Future` whose
 //!   output converts into a [`TestStore`]) that opens a FRESH, EMPTY store; a [`TestStore`] can
 //!   carry a guard (a temporary directory) that must outlive the store. [`WorkingMemoryFactory`]
@@ -104,6 +105,7 @@ macro_rules! store_conformance_tests {
             vector_search_ranks_by_cosine,
             filters_agree_with_reference_semantics,
             keyword_search_words_cjk_identifiers,
+            keyword_search_ranks_by_bm25,
             structured_search_signals_and_ranking,
             structured_search_popular_entity_keeps_best_matches,
             structured_search_folds_ascii_case_only,

@@ -252,29 +252,40 @@ impl Store for RefStore {
         k: usize,
         filter: &Filter,
     ) -> Result<PathHits> {
+        // BM25 (k1 1.2, b 0.75) over the namespace's memories, whatever their status.
+        const K1: f32 = 1.2;
+        const B: f32 = 0.75;
         let rows = self.rows();
-        let docs: Vec<(&Memory, HashSet<String>)> = rows
+        let docs: Vec<(&Memory, HashMap<String, f32>, f32)> = rows
             .values()
             .filter(|(m, _)| &m.namespace == ns)
-            .map(|(m, _)| (m, tokens(&m.index_text()).into_iter().collect()))
+            .map(|(m, _)| {
+                let toks = tokens(&m.index_text());
+                let mut tf: HashMap<String, f32> = HashMap::new();
+                for t in &toks {
+                    *tf.entry(t.clone()).or_default() += 1.0;
+                }
+                (m, tf, toks.len() as f32)
+            })
             .collect();
         let terms: HashSet<String> = tokens(query).into_iter().collect();
         let n = docs.len() as f32;
+        let avg_len = docs.iter().map(|d| d.2).sum::<f32>() / n.max(1.0);
         let idf: HashMap<&String, f32> = terms
             .iter()
             .map(|t| {
-                let df = docs.iter().filter(|(_, toks)| toks.contains(t)).count() as f32;
+                let df = docs.iter().filter(|(_, tf, _)| tf.contains_key(t)).count() as f32;
                 (t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
             })
             .collect();
         let hits = docs
             .iter()
-            .filter(|(m, _)| filter.matches(m))
-            .filter_map(|(m, toks)| {
+            .filter(|(m, _, _)| filter.matches(m))
+            .filter_map(|(m, tf, len)| {
+                let norm = K1 * (1.0 - B + B * len / avg_len.max(1.0));
                 let score: f32 = terms
                     .iter()
-                    .filter(|t| toks.contains(*t))
-                    .map(|t| idf[t])
+                    .filter_map(|t| tf.get(t).map(|f| idf[t] * f * (K1 + 1.0) / (f + norm)))
                     .sum();
                 (score > 0.0).then(|| ((*m).clone(), score))
             });

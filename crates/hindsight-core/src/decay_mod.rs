@@ -8,7 +8,7 @@ use crate::memory::MemoryKind;
 /// Half-life in days per memory kind. Defaults follow the design: episodic 30 d, semantic 90 d,
 /// warning 60 d (working memory expires by TTL, its half-life is nominal).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct DecayConfig {
     pub working_days: f64,
     pub episodic_days: f64,

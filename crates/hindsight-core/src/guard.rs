@@ -72,9 +72,9 @@ impl GuardDecision {
 }
 
 /// Screens writes. The rules and classifiers should be cheap relative to embedding (target:
-/// < 1 ms); a guard may also run a model of its own (the guard's fine-tuned intent head is one
-/// more encoder pass), because the engine calls it on the blocking pool, in the same task as the
-/// write's embedding, never on an async worker.
+/// < 1 ms); a guard may also run a model of its own (one more encoder pass, say), because the
+/// engine calls it on the blocking pool, in the same task as the write's embedding, never on an
+/// async worker.
 ///
 /// The engine calls `check` after embedding `index_text(content, context)` with the store's
 /// embedder, so `embedding` is that L2-normalised vector. It is `None` when the caller has no

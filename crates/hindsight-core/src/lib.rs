@@ -10,14 +10,14 @@
 //!   ([`Store::vector_search`], [`Store::keyword_search`], [`Store::structured_search`]), each returning
 //!   a [`PathHits`] list that the retrieval crate fuses. [`Filter`] holds the hard constraints every
 //!   path must honour; [`StructuredQuery`] the soft signals that only the structured path scores.
-//! - [`WorkingMemory`] is the per-session scratchpad with TTLs (in-process map today; a Redis
-//!   implementation is planned behind the same trait).
+//! - [`WorkingMemory`] is the per-session scratchpad with TTLs (an in-process map here; Redis in
+//!   `hindsight-working-redis`, behind the same trait).
 //! - [`decay`] holds the pure time-decay functions. Nothing here reads a clock: callers pass `now`
 //!   explicitly so evaluation can replay a query log at its recorded times.
 //! - [`WriteGuard`] screens every write after it is embedded ([`GuardDecision`]: allow / redact /
 //!   quarantine / reject); [`ConsensusCheck`] is the read-time seam that flags a retrieved
 //!   instruction contradicting trusted memories ([`ConsensusFlag`]).
-//! - [`VectorIndex`] is the seam for in-process vector search (exact scan now, ANN later).
+//! - [`VectorIndex`] is the seam for in-process vector search (`hindsight-index` implements it).
 
 mod decay_mod;
 mod error;

@@ -8,8 +8,8 @@
 //! outputs in registers and streams each weight panel once per six rows: 3.4 ms per query,
 //! and within about 10 % of `gemm` on large batches (criterion `embed` bench). Its results equal
 //! the plain product up to float summation order. These timings are AVX-512 ones; on AVX2 the
-//! `6 x 64` tile needs more than the 16 vector registers (a review measured 3.6x the AVX-512
-//! time where 2x is the width), so a smaller tile there is still to do.
+//! `6 x 64` tile needs more than the 16 vector registers and spills, so a smaller tile there is
+//! still to do.
 //!
 //! [`PackedBf16`] is the same product in bfloat16 (weights and inputs, f32 sums), the query
 //! path's `Precision::Bf16`: `vdpbf16ps` on CPUs with AVX-512 BF16, a portable emulation (slower
@@ -17,7 +17,7 @@
 //! queries with AVX-512 VNNI): weights per output column and inputs per row scaled to
 //! `-127..=127` ([`quantize_rows`]), exact i32 sums by `vpdpbusd` (or a portable loop), scaled
 //! back by [`PackedI8::dequantize`]. A single query: 1.15 ms against 3.46 ms in f32 (criterion
-//! `minilm_single_query*`, session 11's host).
+//! `minilm_single_query*` in `bench/benches/embed.rs`, on an AVX-512 VNNI host).
 //!
 //! The elementwise kernels are written as plain loops over slices and compiled three times
 //! (AVX-512, AVX2+FMA, baseline) with the widest one picked at run time, so LLVM vectorises them

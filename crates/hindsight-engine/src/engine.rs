@@ -1,6 +1,6 @@
 //! The engine: write pipeline and read pipeline over a [`Store`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -508,7 +508,9 @@ fn neighbourhood_text<'a>(turns: impl Iterator<Item = &'a str>) -> String {
 /// The conversations of an import: each conversation's latest active turns so far, to give the
 /// next turn its neighbourhood. Records are visited in time order within each conversation (the
 /// import sorts them so), and only what is stored active (redacted where the guard redacted)
-/// enters a neighbourhood.
+/// enters a neighbourhood. A conversation the import has not seen yet starts from the turns
+/// already stored before its first record ([`ImportWindows::seed`]), so importing in several
+/// calls gives the same neighbourhoods as one call.
 #[derive(Default)]
 struct ImportWindows {
     k: usize,
@@ -516,6 +518,27 @@ struct ImportWindows {
 }
 
 impl ImportWindows {
+    /// The conversation key of `m`, when it is a turn the window has not seen yet.
+    fn unseen(&self, m: &Memory) -> Option<(String, String)> {
+        if self.k == 0 {
+            return None;
+        }
+        let key = (
+            m.namespace.as_str().to_owned(),
+            conversation_of(&m.entities, &m.tags)?,
+        );
+        (!self.latest.contains_key(&key)).then_some(key)
+    }
+
+    /// Starts conversation `key` from `stored`, its latest stored turns, oldest first.
+    fn seed(&mut self, key: (String, String), stored: Vec<String>) {
+        let mut turns: std::collections::VecDeque<String> = stored.into();
+        while turns.len() > self.k {
+            turns.pop_front();
+        }
+        self.latest.insert(key, turns);
+    }
+
     /// The neighbourhood of `m` (stored as it will be), then `m` joins its conversation.
     fn next(&mut self, m: &Memory) -> String {
         if self.k == 0 {
@@ -802,7 +825,7 @@ impl Engine {
         content: Option<&str>,
         context: Option<&str>,
         tags: Option<&[String]>,
-        entities: Option<&std::collections::BTreeMap<String, String>>,
+        entities: Option<&BTreeMap<String, String>>,
     ) -> Result<()> {
         let w = &self.write;
         for (field, text) in [("content", content), ("context", context)] {
@@ -1072,20 +1095,40 @@ impl Engine {
     /// conversation's [`WriteConfig::conversation_window`] latest active turns dated before it,
     /// oldest first (empty for a write outside a conversation).
     async fn neighbourhood_of(&self, new: &NewMemory, now: DateTime<Utc>) -> Result<String> {
+        let turns = self
+            .stored_turns(
+                &new.namespace,
+                &new.entities,
+                &new.tags,
+                new.created_at.unwrap_or(now),
+            )
+            .await?;
+        Ok(neighbourhood_text(turns.iter().map(String::as_str)))
+    }
+
+    /// The contents of the [`WriteConfig::conversation_window`] latest active turns stored in
+    /// the conversation that `entities` and `tags` name, dated before `before`, oldest first.
+    async fn stored_turns(
+        &self,
+        namespace: &Namespace,
+        entities: &BTreeMap<String, String>,
+        tags: &[String],
+        before: DateTime<Utc>,
+    ) -> Result<Vec<String>> {
         let k = self.write.conversation_window;
-        let Some(conversation) = conversation_of(&new.entities, &new.tags).filter(|_| k > 0) else {
-            return Ok(String::new());
+        let Some(conversation) = conversation_of(entities, tags).filter(|_| k > 0) else {
+            return Ok(Vec::new());
         };
         let mut query = StructuredQuery::default();
         let mut filter = Filter {
             created: Some(TimeRange {
                 start: DateTime::<Utc>::MIN_UTC,
-                end: new.created_at.unwrap_or(now),
+                end: before,
             }),
             ..Filter::default()
         };
         match conversation.strip_prefix("session=") {
-            Some(v) if new.entities.contains_key("session") => {
+            Some(v) if entities.contains_key("session") => {
                 query.entities.insert("session".into(), v.to_owned());
                 filter.entities.insert("session".into(), v.to_owned());
             }
@@ -1097,16 +1140,16 @@ impl Engine {
         let filter = without_lessons(filter);
         let hits = self
             .store
-            .structured_search(&new.namespace, &query, k, &filter)
+            .structured_search(namespace, &query, k, &filter)
             .await?;
         let ids: Vec<MemoryId> = hits.into_iter().map(|h| h.id).collect();
-        let mut turns = self.store.get_many(&new.namespace, &ids).await?;
+        let mut turns = self.store.get_many(namespace, &ids).await?;
         turns.sort_by(|a, b| {
             a.created_at
                 .cmp(&b.created_at)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        Ok(neighbourhood_text(turns.iter().map(|m| m.content.as_str())))
+        Ok(turns.into_iter().map(|m| m.content).collect())
     }
 
     /// [`Engine::embed_and_screen`] for one write: the write back, its vector, the guard's
@@ -1183,11 +1226,7 @@ impl Engine {
 
     /// Secrets in a write's tags and entity values are replaced before anything is stored
     /// ([`hindsight_core::WriteGuard::redact_labels`]).
-    fn redact_labels(
-        &self,
-        tags: &mut Vec<String>,
-        entities: &mut std::collections::BTreeMap<String, String>,
-    ) {
+    fn redact_labels(&self, tags: &mut Vec<String>, entities: &mut BTreeMap<String, String>) {
         let kinds = self.guard.redact_labels(tags, entities);
         if !kinds.is_empty() {
             info!(?kinds, "sensitive data replaced in tags or entities");
@@ -1425,7 +1464,10 @@ impl Engine {
 
     /// Bulk import without dedup or conflict handling (datasets, restores): each record is
     /// validated and guarded, embedded in batches of `batch`, and inserted in one transaction per
-    /// batch. Records must carry ids when the caller needs them stable.
+    /// batch. Conversation turns are processed in time order within their conversation (each
+    /// gets its neighbourhood, see [`WriteConfig::conversation_window`]); the returned ids and
+    /// the record numbers in errors follow the input order. Records must carry ids when the
+    /// caller needs them stable.
     pub async fn import(
         &self,
         mut records: Vec<NewMemory>,
@@ -1436,6 +1478,9 @@ impl Engine {
         for new in &mut records {
             self.redact_labels(&mut new.tags, &mut new.entities);
         }
+        // `position[i]`: where the record processed `i`-th stands in the input (errors name it,
+        // the returned ids follow it).
+        let mut position: Vec<usize> = (0..records.len()).collect();
         // Turns of a conversation in time order (a stable sort: the rest keeps its order), so
         // each turn's neighbourhood is the turns before it.
         if self.write.conversation_window > 0 {
@@ -1455,11 +1500,12 @@ impl Engine {
                 .collect();
             let mut turns: Vec<_> = slots
                 .iter()
-                .map(|&i| (key(&records[i]), records[i].clone()))
+                .map(|&i| (key(&records[i]), i, records[i].clone()))
                 .collect();
             turns.sort_by(|a, b| a.0.cmp(&b.0));
-            for (&slot, (_, turn)) in slots.iter().zip(turns) {
+            for (&slot, (_, from, turn)) in slots.iter().zip(turns) {
                 records[slot] = turn;
+                position[slot] = from;
             }
         }
         let mut windows = ImportWindows {
@@ -1492,7 +1538,12 @@ impl Engine {
                     .map_err(|e| {
                         Error::new(
                             e.kind,
-                            format!("record {} ({:?}): {}", offset + i + 1, new.id, e.message),
+                            format!(
+                                "record {} ({:?}): {}",
+                                position[offset + i] + 1,
+                                new.id,
+                                e.message
+                            ),
                         )
                     })?;
                 if verdict.redacted {
@@ -1519,6 +1570,12 @@ impl Engine {
                 ));
             }
             for m in &mut prepared {
+                if let Some(key) = windows.unseen(m) {
+                    let stored = self
+                        .stored_turns(&m.namespace, &m.entities, &m.tags, m.created_at)
+                        .await?;
+                    windows.seed(key, stored);
+                }
                 m.neighbourhood = windows.next(m);
             }
             // Re-embedded: redacted writes (their stored text changed) and turns with a
@@ -1538,7 +1595,12 @@ impl Engine {
             self.store.insert_batch(&items).await?;
             progress(items.len());
         }
-        Ok(ids)
+        // Back in input order.
+        let mut in_order = vec![MemoryId(String::new()); ids.len()];
+        for (id, &at) in ids.into_iter().zip(&position) {
+            in_order[at] = id;
+        }
+        Ok(in_order)
     }
 
     /// Runs the three paths and collects their raw candidates (`depth` per path).

@@ -9,8 +9,8 @@
 //!   dimension, the encoder's arithmetic, quick flag, or the counts of memories, queries, judged
 //!   queries and skipped dataset lines): their numbers are not comparable, so the baseline must be
 //!   updated explicitly instead (CI pins the arithmetic so that every host runs the baseline's).
-//!   Backends differ in their keyword scoring (the committed SQLite and PostgreSQL full runs
-//!   differ by 0.136 NDCG@10 on bm25-only), and a run that averages over fewer queries (dataset
+//!   Backends differ in their keyword scoring (each computes BM25 over its own statistics, and
+//!   Qdrant's sparse vectors approximate it), and a run that averages over fewer queries (dataset
 //!   lines that failed to load are skipped) is not the baseline's experiment either.
 //!
 //! - the baseline has no metric values at all (nothing would be checked).

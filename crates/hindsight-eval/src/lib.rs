@@ -13,7 +13,7 @@
 //!   with [`SetupReport::from_per_query`] and [`Significance::between`]) and its rendering as
 //!   Markdown/CSV tables (polars), SVG/PNG plots (plotters) and a self-contained `index.html`.
 //!   [`write_trec_run`] and [`write_qrels`] export runs for external tools.
-//! - **Load report** ([`LoadSummary`], [`write_load_report`]): the wire type of a `hindsight load`
+//! - **Load report** ([`LoadSummary`], [`write_load_report`]): the wire type of a `hindsight-lab load`
 //!   run (latency percentiles and throughput per level and operation, ANN recall) and its tables,
 //!   charts and page.
 //! - **Guard section** ([`GuardSection`]): the write guard's catch rate per labelled set

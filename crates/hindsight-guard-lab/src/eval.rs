@@ -71,10 +71,10 @@ pub struct GuardEvalReport {
     /// Verdicts of the combined policy.
     pub verdict_counts: BTreeMap<String, usize>,
     /// Every record the combined policy got wrong (missed attacks, flagged benign texts), for
-    /// error analysis (`hindsight guard eval --mistakes FILE`). Not part of the report JSON.
+    /// error analysis (`hindsight-lab guard eval --mistakes FILE`). Not part of the report JSON.
     #[serde(skip)]
     pub mistakes: Vec<Mistake>,
-    /// Every record's scores, for choosing a threshold or policy offline (`hindsight guard eval
+    /// Every record's scores, for choosing a threshold or policy offline (`hindsight-lab guard eval
     /// --scores FILE`). Not part of the report JSON.
     #[serde(skip)]
     pub scores: Vec<RecordScore>,

@@ -1,5 +1,5 @@
 //! How well the write path's redaction ([`find_sensitive`] then [`redact`], what a stored
-//! memory's content goes through) finds labelled secrets: `datasets/secrets/corpus.jsonl`, one
+//! memory's content goes through) finds labelled secrets: `datasets/guard/redaction-*/corpus.jsonl`, one
 //! record per line, `{"id","language","text","secrets":[{"type","value"}],"hard_negative"}`,
 //! where each `value` is the secret's exact text inside `text`.
 //!

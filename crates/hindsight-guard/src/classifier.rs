@@ -149,8 +149,8 @@ pub struct Classifier {
     #[serde(default = "rules_flag_default")]
     pub rule_hits_flag: bool,
     /// Rule-severity rules that are only features under this model even when `rule_hits_flag`
-    /// is true: at training time they matched benign texts of the hand-written development sets
-    /// (`hindsight guard train --demote-noisy-rules`), so a hit alone is not evidence enough.
+    /// is true (the training options' `feature_only_rules`): a hit of one alone is not evidence
+    /// enough.
     #[serde(default)]
     pub feature_only_rules: Vec<String>,
     pub training: TrainingInfo,
@@ -212,7 +212,7 @@ impl Classifier {
             && version < 2
         {
             return Err(GuardError::Invalid(format!(
-                "classifier JSON: version {version} has no n-gram head, which this build decides with; retrain with `hindsight guard train`"
+                "classifier JSON: version {version} has no n-gram head, which this build decides with; retrain with `hindsight-lab guard train`"
             )));
         }
         let c: Classifier = serde_json::from_str(json)
@@ -220,7 +220,7 @@ impl Classifier {
         let names: Vec<&str> = c.lexical_features.iter().map(String::as_str).collect();
         if names != LEXICAL_FEATURES {
             return Err(GuardError::Invalid(format!(
-                "classifier JSON: lexical_features {names:?} differ from this build's {LEXICAL_FEATURES:?}; retrain with `hindsight guard train`"
+                "classifier JSON: lexical_features {names:?} differ from this build's {LEXICAL_FEATURES:?}; retrain with `hindsight-lab guard train`"
             )));
         }
         let l = LEXICAL_FEATURES.len();

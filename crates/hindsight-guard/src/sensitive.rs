@@ -34,8 +34,8 @@
 //! word is quoted ("changed the password to Netflix" names a service). Not detected: numbers
 //! spelled out in words, and unlabelled tokens in command output.
 //!
-//! The patterns added in session 24 were developed on `datasets/secrets-dev` (an independent
-//! development set) and measured once on the held-out `datasets/secrets`.
+//! Detectors are developed only on `datasets/guard/redaction-dev` (an independent development
+//! set) and measured on `datasets/guard/redaction-heldout` and `datasets/guard/redaction-eval`.
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -1454,7 +1454,7 @@ mod tests {
             "They changed the password to something stronger.",
             "密码是必填项",
             "The password is unchanged.",
-            // Found by a review of the first version: compound nouns, other clauses, services,
+            // Plain words that are not passwords: compound nouns, other clauses, services,
             // descriptions of a passphrase, Chinese words around 是/为.
             "The password manager is Bitwarden.",
             "Our password manager is LastPass.",
@@ -1577,8 +1577,8 @@ mod tests {
         assert_eq!(kinds("telephone 020 7946 0958"), ["phone"]);
     }
 
-    /// Detectors added in session 24 from the development set `datasets/secrets-dev` (these
-    /// strings are written here, not copied from it).
+    /// Vendor keys, command lines and config passwords of the kinds in the development set
+    /// `datasets/guard/redaction-dev` (these strings are written here, not copied from it).
     #[test]
     fn vendor_keys_command_lines_and_config_passwords() {
         check(
@@ -1730,8 +1730,8 @@ mod tests {
         check("shipment 6212345678901234569 left", &[]);
     }
 
-    /// Benign memory text a review (session 24) wrote to probe the new detectors: none of it
-    /// holds a secret, and every line once had something redacted.
+    /// Benign memory text close to the detectors' patterns: none of it holds a secret, and each
+    /// line guards against a false redaction.
     #[test]
     fn ordinary_text_near_the_new_patterns_is_left_alone() {
         for t in [
@@ -1818,7 +1818,7 @@ mod tests {
                 "kate dot lee at yahoo dot com",
                 "kate dot lee at yahoo dot com",
             ),
-            // The second review's (session 24) regressions of the first round's fixes.
+            // Secrets the rules that keep ordinary text unredacted must still find.
             ("login: admin / 123456", "123456"),
             ("root account: root / 888888", "888888"),
             ("Router login admin / 1234abcd", "1234abcd"),

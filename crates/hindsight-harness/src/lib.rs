@@ -28,7 +28,7 @@ mod setups;
 use std::path::Path;
 
 pub use defaults::{
-    Candidate, DatasetChoice, DefaultsChoice, FoldChoice, choose_defaults, default_grid,
+    Candidate, DatasetChoice, DefaultsChoice, FoldChoice, Reference, choose_defaults, default_grid,
 };
 pub use poisoning::{
     ATTACK_CATEGORIES, ATTACK_STYLES, Attack, PoisonOptions, attack_plan, evaluate_poisoning,

@@ -215,6 +215,12 @@ pub fn default_setups() -> Vec<Setup> {
             all,
             false,
         ),
+        Setup {
+            name: "hybrid-default".into(),
+            description: "the server's default configuration (RetrievalConfig::default(), chosen by `hindsight-lab defaults`)".into(),
+            retrieval: RetrievalConfig::default(),
+            tune: false,
+        },
         setup(
             "hybrid-rrf",
             "vector+BM25+structured, reciprocal rank fusion (k=60), all ranking factors",

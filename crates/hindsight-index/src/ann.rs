@@ -28,7 +28,7 @@ use crate::flat::FlatIndex;
 /// `connectivity` is HNSW's `M` (edges per node), `expansion_add` its `ef_construction` and
 /// `expansion_search` its `ef` (the search never uses less than the `k` asked for). The defaults
 /// were chosen with `cargo bench -p hindsight-bench --bench vector` (recall@10 against exact on
-/// clustered 384-d vectors) and `hindsight load recall` (real MiniLM vectors of 100k generated
+/// clustered 384-d vectors) and `hindsight-lab load recall` (real MiniLM vectors of 100k generated
 /// memories, queries from the query log). On the synthetic clusters M=16 already reaches recall@10
 /// 0.9997 at `ef` 64; on the real vectors it does not (0.74 at `ef` 64, 0.89 at 512), and M=32 with
 /// `ef_construction` 256 gives 0.83 at `ef` 64, 0.89 at 128 (0.42 ms p50) and 0.95 at 512. The

@@ -149,7 +149,7 @@ struct Fields {
 /// What a query term matched in a document's neighbourhood (the turns before it in its
 /// conversation) counts, relative to a match in the document's own text: a turn's context helps
 /// find it, but the turn after an answer must not match the question as well as the answer.
-/// Chosen on the two conversational datasets (`docs/decisions/conversational-context.md`).
+/// Chosen on the two conversational datasets (`docs/decisions/conversation-neighbourhoods.md`).
 pub const NEIGHBOURHOOD_BOOST: f32 = 0.5;
 
 fn schema() -> (Schema, Fields) {

@@ -1,7 +1,7 @@
 //! Derived, rebuildable search indexes for hindsight backends.
 //!
-//! Nothing here is a source of truth: a store (SQLite, a Qdrant sidecar later) owns the data and
-//! rebuilds these indexes from it. Both indexes speak in the store's `u64` row keys.
+//! Nothing here is a source of truth: the embedded store owns the data and rebuilds these
+//! indexes from it. Both indexes speak in the store's `u64` row keys.
 //!
 //! - [`FlatIndex`] implements [`hindsight_core::VectorIndex`] as an exact cosine scan over one
 //!   contiguous buffer, optionally with an int8 copy and the sign bits of every vector, for a scan
@@ -27,7 +27,7 @@ mod tokenizer;
 
 pub use ann::{AnnConfig, AnnIndex, PREFILTER_MIN, SearchMode};
 pub use flat::FlatIndex;
-pub use keyword::{KeywordError, KeywordIndex, Result as KeywordResult};
+pub use keyword::{KeywordError, KeywordIndex, NEIGHBOURHOOD_BOOST, Result as KeywordResult};
 pub use tokenizer::{
     MixedTokenStream, MixedTokenizer, Piece, TOKENIZER_NAME, TOKENIZER_VERSION, pieces, tokenize,
 };

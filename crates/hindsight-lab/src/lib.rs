@@ -35,6 +35,9 @@ pub enum LabCommand {
     Dataset(commands::dataset::DatasetCommand),
     /// Run the evaluation harness and write reports.
     Eval(commands::eval::Args),
+    /// Choose the server's default retrieval configuration on every retrieval dataset at once
+    /// (cross-validated; `--write` commits it to the engine).
+    Defaults(commands::defaults::Args),
     /// Compare a summary against a baseline; non-zero exit on regressions.
     Gate(commands::eval::GateArgs),
     /// Replace the committed baseline with a summary (explicit, reviewed in the diff).

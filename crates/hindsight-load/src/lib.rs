@@ -1,4 +1,4 @@
-//! Load harness for a running hindsight MCP server (`hindsight load`).
+//! Load harness for a running hindsight MCP server (`hindsight-lab load`).
 //!
 //! - [`prefill`] writes N memories (the shipped dataset's texts, then [`memories`] from a seeded
 //!   generator) into a data directory through `Engine::import`, before the server starts; the

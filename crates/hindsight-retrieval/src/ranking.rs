@@ -24,7 +24,7 @@ use crate::query::QueryUnderstanding;
 ///   ([`Memory::is_suspect`]) when the query asks what to do
 ///   ([`crate::QueryUnderstanding::directive`]); 1 otherwise.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RankingFactors {
     pub decay: Option<DecayConfig>,
     pub decay_weight: f64,

@@ -1,7 +1,6 @@
 //! Conversions between PostgreSQL rows and the core model: memory rows, filters as SQL, and the
-//! full-text values built from hindsight's own tokenizer.
+//! exact-duplicate key.
 
-use std::collections::BTreeSet;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
@@ -11,16 +10,11 @@ use sqlx::postgres::PgRow;
 use sqlx::types::Json;
 use sqlx::{Postgres, QueryBuilder, Row};
 
-/// Columns of `memories` that make up a [`Memory`] (everything but the vector and the derived
-/// search columns).
+/// Columns of `memories` that make up a [`Memory`] (everything but the vector and the content
+/// hash).
 pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, kind, content, tags, context, entities, importance, source, \
      created_at, last_accessed_at, access_count, usefulness, status, status_reason, superseded_by, task_id, \
      task_type, outcome, embedding_model, neighbourhood";
-
-/// tsvector positions are capped by PostgreSQL at 16383; later tokens share the last position.
-const MAX_TS_POSITION: usize = 16_383;
-/// PostgreSQL rejects lexemes of 2 KiB or more; the tokenizer already drops tokens above 80 bytes.
-const MAX_LEXEME_BYTES: usize = 2_000;
 
 pub(crate) fn db_err(e: sqlx::Error) -> Error {
     Error::backend(format!("postgres: {e}"))
@@ -32,64 +26,6 @@ pub(crate) use hindsight_core::storable_nanos as to_nanos;
 
 pub(crate) fn from_nanos(n: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(n)
-}
-
-/// Quotes one lexeme for tsvector/tsquery input syntax (quotes and backslashes doubled).
-fn quote_lexeme(t: &str) -> String {
-    let mut s = String::with_capacity(t.len() + 2);
-    s.push('\'');
-    for c in t.chars() {
-        if c == '\'' || c == '\\' {
-            s.push(c);
-        }
-        s.push(c);
-    }
-    s.push('\'');
-    s
-}
-
-fn usable(t: &str) -> bool {
-    !t.is_empty() && t.len() < MAX_LEXEME_BYTES && !t.contains('\0')
-}
-
-/// The `tsvector` literal of a memory's index text: the terms of [`hindsight_index::tokenize`]
-/// (lowercased words, identifiers whole and in parts, jieba-segmented Chinese) with their positions.
-/// Cast with `::tsvector`; PostgreSQL's own parser and dictionaries are bypassed, so the keyword
-/// path indexes exactly the terms the embedded backend indexes.
-pub(crate) fn tsvector_literal(index_text: &str) -> String {
-    let mut out = String::new();
-    for (i, t) in hindsight_index::tokenize(index_text)
-        .iter()
-        .filter(|t| usable(t))
-        .enumerate()
-    {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&quote_lexeme(t));
-        out.push(':');
-        out.push_str(&(i + 1).min(MAX_TS_POSITION).to_string());
-    }
-    out
-}
-
-/// The `tsquery` literal of a user query: an OR of its distinct terms (`None` when it has none).
-/// Any user text is safe: only tokenizer terms reach PostgreSQL, each quoted.
-pub(crate) fn tsquery_literal(query: &str) -> Option<String> {
-    let terms: BTreeSet<String> = hindsight_index::tokenize(query)
-        .into_iter()
-        .filter(|t| usable(t))
-        .collect();
-    if terms.is_empty() {
-        return None;
-    }
-    Some(
-        terms
-            .iter()
-            .map(|t| quote_lexeme(t))
-            .collect::<Vec<_>>()
-            .join(" | "),
-    )
 }
 
 /// Key of the exact-duplicate constraint: sha256 over kind and index text (what the engine's
@@ -229,28 +165,6 @@ pub(crate) fn memory_from_row(row: &PgRow) -> Result<Memory> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lexemes_are_quoted_and_positioned() {
-        assert_eq!(quote_lexeme("it's"), "'it''s'");
-        assert_eq!(quote_lexeme("a\\b"), "'a\\\\b'");
-        assert_eq!(
-            tsvector_literal("Refund ORD-77812"),
-            "'refund':1 'ord-77812':2 'ord':3 '77812':4"
-        );
-    }
-
-    #[test]
-    fn queries_are_an_or_of_distinct_terms_and_never_raw_text() {
-        assert_eq!(
-            tsquery_literal("database migration database").as_deref(),
-            // The shared analyzer stems English (Snowball).
-            Some("'databas' | 'migrat'")
-        );
-        assert_eq!(tsquery_literal("  '; -- () & | !"), None);
-        let zh = tsquery_literal("数据库迁移").expect("terms");
-        assert!(zh.contains("'迁移'"), "{zh}");
-    }
 
     #[test]
     fn content_hash_depends_on_kind_and_text() {

@@ -5,21 +5,23 @@
 //! - [`PgConfig`] names the database URL, the schema (one store per schema; tests and evaluation
 //!   runs use a fresh schema each) and the [`ExactDuplicates`] policy.
 //! - `schema` (private) creates the tables on first open under a transaction-scoped advisory lock:
-//!   `memories` with a `vector(dim)` column, JSONB `tags`/`entities` (GIN indexes), a
-//!   precomputed `tsvector` (GIN) and the ANN index chosen from the installed pgvector version
-//!   (HNSW from 0.5.0, else IVFFlat built by [`PostgresStore::ensure_ann_index`] once rows exist).
-//!   The embedding space is recorded in `hs_meta`; opening with another one is
-//!   [`hindsight_core::ErrorKind::EmbeddingMismatch`].
-//! - `codec` (private) maps rows to [`hindsight_core::Memory`], turns a [`hindsight_core::Filter`]
-//!   into SQL with the semantics of `Filter::matches`, and builds the `tsvector`/`tsquery` values
-//!   from [`hindsight_index::tokenize`] (jieba for Chinese), so PostgreSQL's parser never has to
-//!   segment Chinese text.
+//!   `memories` with a `vector(dim)` column, JSONB `tags`/`entities` (GIN indexes) and the ANN
+//!   index chosen from the installed pgvector version (HNSW from 0.5.0, else IVFFlat built by
+//!   [`PostgresStore::ensure_ann_index`] once rows exist), and the keyword path's tables. The
+//!   embedding space is recorded in `hs_meta`; opening with another one is
+//!   [`hindsight_core::ErrorKind::EmbeddingMismatch`]. A store of an older table layout is
+//!   upgraded on open.
+//! - `bm25` (private) is the keyword path: BM25 computed in SQL over postings of
+//!   [`hindsight_index::tokenize`]'s terms (jieba for Chinese, Snowball English stems, stop words
+//!   dropped), with the embedded backend's formula (`k1` 1.2, `b` 0.75, the neighbourhood as a
+//!   second field at half weight) and per-namespace statistics kept in the same transaction as
+//!   each write. The postings are derived data: rebuilt from `memories` on open when they were
+//!   built with another tokenizer version or miss writes.
+//! - `codec` (private) maps rows to [`hindsight_core::Memory`] and turns a
+//!   [`hindsight_core::Filter`] into SQL with the semantics of `Filter::matches`.
 //! - `store` (private) is the [`hindsight_core::Store`] implementation.
-//!
-//! Keyword scoring is `ts_rank_cd` (cover density, normalised by `1 + log(length)`) over an OR of
-//! the query's terms, not BM25: there is no IDF, so a frequent term weighs as much as a rare one.
-//! The eval report compares it with the embedded backend's tantivy BM25.
 
+mod bm25;
 mod codec;
 mod schema;
 mod store;

@@ -4,10 +4,16 @@
 use hindsight_core::{EmbeddingSpace, Error, ErrorKind, Result};
 use sqlx::{Connection, PgConnection, Row};
 
+use crate::bm25;
 use crate::codec::db_err;
 
-/// Bumped when the table layout changes; recorded in `hs_meta.schema_version`.
-pub(crate) const SCHEMA_VERSION: &str = "1";
+/// Bumped when the table layout changes; recorded in `hs_meta.schema_version`. Version 2 replaced
+/// the `tsv` column (keyword path by `ts_rank_cd`) with the BM25 postings and statistics
+/// ([`crate::bm25`]); a version 1 store is upgraded on open.
+pub(crate) const SCHEMA_VERSION: &str = "2";
+
+/// Layout versions this build upgrades to [`SCHEMA_VERSION`] on open.
+const UPGRADABLE_FROM: &[&str] = &["1"];
 
 /// Serialises schema preparation across processes (one key for every hindsight store: opening is
 /// rare, and it also guards the one-per-database `CREATE EXTENSION`).
@@ -163,18 +169,26 @@ pub(crate) async fn prepare(
     )
     .await?;
 
-    // A store another build laid out differently is refused: `CREATE ... IF NOT EXISTS` below
-    // would otherwise run over tables this build does not know.
+    // A store another build laid out differently is refused (`CREATE ... IF NOT EXISTS` below
+    // would otherwise run over tables this build does not know), except the older layouts this
+    // build upgrades.
     let stored_version: Option<String> =
         sqlx::query_scalar("SELECT value FROM hs_meta WHERE key = 'schema_version'")
             .fetch_optional(&mut *tx)
             .await
             .map_err(db_err)?;
-    if let Some(v) = stored_version.filter(|v| v != SCHEMA_VERSION) {
-        return Err(Error::backend(format!(
-            "the PostgreSQL store in schema {schema} has table layout version {v}, but this build              knows only version {SCHEMA_VERSION}; open it with the build that wrote it, or use              another schema"
-        )));
-    }
+    let upgrade_from = match stored_version {
+        Some(v) if UPGRADABLE_FROM.contains(&v.as_str()) => Some(v),
+        Some(v) if v != SCHEMA_VERSION => {
+            return Err(Error::backend(format!(
+                "the PostgreSQL store in schema {schema} has table layout version {v}, but this build \
+                 knows only versions {} and {SCHEMA_VERSION}; open it with the build that wrote it, or use \
+                 another schema",
+                UPGRADABLE_FROM.join(", ")
+            )));
+        }
+        _ => None,
+    };
 
     let stored_model: Option<String> =
         sqlx::query_scalar("SELECT value FROM hs_meta WHERE key = 'embedding_model'")
@@ -209,7 +223,6 @@ pub(crate) async fn prepare(
             for (k, v) in [
                 ("embedding_model", space.model.clone()),
                 ("embedding_dim", space.dim.to_string()),
-                ("schema_version", SCHEMA_VERSION.to_owned()),
             ] {
                 sqlx::query(
                     "INSERT INTO hs_meta (key, value) VALUES ($1, $2) \
@@ -253,7 +266,6 @@ pub(crate) async fn prepare(
                 embedding_model  text NOT NULL,
                 neighbourhood    text NOT NULL DEFAULT '',
                 content_hash     text,
-                tsv              tsvector NOT NULL,
                 embedding        vector({dim}) NOT NULL
             )"
         ),
@@ -269,7 +281,6 @@ pub(crate) async fn prepare(
         "CREATE INDEX IF NOT EXISTS memories_ns_status_kind ON memories (namespace, status, kind)",
         "CREATE INDEX IF NOT EXISTS memories_entities_gin ON memories USING gin (entities jsonb_path_ops)",
         "CREATE INDEX IF NOT EXISTS memories_tags_gin ON memories USING gin (tags jsonb_path_ops)",
-        "CREATE INDEX IF NOT EXISTS memories_tsv_gin ON memories USING gin (tsv)",
         // Exact duplicates (same namespace, kind and text) can exist only once among active memories
         // written through `insert` (the write pipeline); `content_hash` is NULL for bulk imports.
         "CREATE UNIQUE INDEX IF NOT EXISTS memories_active_exact_dup ON memories (namespace, content_hash) \
@@ -281,9 +292,62 @@ pub(crate) async fn prepare(
             at        bigint NOT NULL,
             action    text NOT NULL
         )",
+        // The keyword path's BM25 postings and per-namespace statistics (see `crate::bm25`).
+        "CREATE TABLE IF NOT EXISTS bm25_postings (
+            namespace text COLLATE \"C\" NOT NULL,
+            term      text COLLATE \"C\" NOT NULL,
+            memory_id text COLLATE \"C\" NOT NULL,
+            own_tf    integer NOT NULL,
+            near_tf   integer NOT NULL,
+            own_len   integer NOT NULL,
+            near_len  integer NOT NULL,
+            PRIMARY KEY (namespace, term, memory_id) INCLUDE (own_tf, near_tf, own_len, near_len)
+        )",
+        "CREATE INDEX IF NOT EXISTS bm25_postings_memory ON bm25_postings (memory_id)",
+        "CREATE TABLE IF NOT EXISTS bm25_stats (
+            namespace text COLLATE \"C\" PRIMARY KEY,
+            docs      bigint NOT NULL,
+            own_len   bigint NOT NULL,
+            near_len  bigint NOT NULL
+        )",
     ] {
         exec(&mut tx, ddl).await?;
     }
+    if let Some(from) = &upgrade_from {
+        tracing::info!(schema, from = %from, to = SCHEMA_VERSION, "upgrading the PostgreSQL store's table layout");
+    }
+    // Layout 1's keyword column: the keyword path reads the postings now (dropping the column
+    // drops its GIN index). Looked up rather than dropped `IF EXISTS`, which would lock the table
+    // on every open.
+    let has_tsv: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memories'::regclass \
+         AND attname = 'tsv' AND NOT attisdropped)",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(db_err)?;
+    if has_tsv {
+        exec(&mut tx, "ALTER TABLE memories DROP COLUMN tsv").await?;
+    }
+    if let Some(why) = bm25::needs_rebuild(&mut tx).await? {
+        let started = std::time::Instant::now();
+        let indexed = bm25::rebuild(&mut tx).await?;
+        tracing::info!(
+            schema,
+            reason = %why,
+            memories = indexed,
+            seconds = started.elapsed().as_secs_f64(),
+            "rebuilt the keyword postings from the memories"
+        );
+    }
+    sqlx::query(
+        "INSERT INTO hs_meta (key, value) VALUES ('schema_version', $1) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(SCHEMA_VERSION)
+    .execute(&mut *tx)
+    .await
+    .map_err(db_err)?;
     if ann == AnnIndex::Hnsw {
         exec(
             &mut tx,

@@ -17,9 +17,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::types::Json;
 use sqlx::{Connection, PgConnection, PgPool, Postgres, QueryBuilder, Row, Transaction};
 
+use crate::bm25::{self, DocTerms, StatsDelta};
 use crate::codec::{
     MEMORY_COLUMNS, content_hash, db_err, kind_names, memory_from_row, push_filter, to_nanos,
-    tsquery_literal, tsvector_literal,
 };
 use crate::schema::AnnIndex;
 use crate::schema::{prepare, validate_schema_name, version_tuple};
@@ -100,8 +100,9 @@ impl PgConfig {
 ///   IVFFlat built by [`PostgresStore::ensure_ann_index`] on older versions. An index scan that
 ///   returns fewer than `k` rows is run again without index scans, exactly: the scan gives up
 ///   (`hnsw.max_scan_tuples`) when the planner takes a filter few rows pass for a common one.
-/// - Keyword path: a precomputed `tsvector` of hindsight's own tokens, `ts_rank_cd` over an OR of
-///   the query terms.
+/// - Keyword path: BM25 in SQL over postings of hindsight's own analyzer's terms, with per-namespace
+///   statistics kept in the writes' transactions ([`crate::bm25`]): the embedded backend's formula,
+///   fields and boost.
 /// - Structured path: candidates selected in SQL (case-insensitive entity values, time window,
 ///   tag/kind hints), ranked by [`StructuredQuery::score`] like every backend.
 /// - Filters are SQL with the semantics of [`Filter::matches`].
@@ -416,14 +417,17 @@ impl PostgresStore {
         Ok(())
     }
 
+    /// Inserts the rows and their keyword postings; `stats` gains their statistics, for the
+    /// caller to apply last ([`StatsDelta::apply`]).
     async fn insert_one(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         items: &[(Memory, Vec<f32>)],
         with_hash: bool,
+        stats: &mut StatsDelta,
     ) -> Result<()> {
         let mut qb = QueryBuilder::<Postgres>::new(format!(
-            "INSERT INTO memories ({MEMORY_COLUMNS}, content_hash, tsv, embedding) "
+            "INSERT INTO memories ({MEMORY_COLUMNS}, content_hash, embedding) "
         ));
         let mut bad: Option<Error> = None;
         qb.push_values(items, |mut b, (m, v)| {
@@ -461,8 +465,6 @@ impl PostgresStore {
                 .push_bind(m.embedding_model.clone())
                 .push_bind(m.neighbourhood.clone())
                 .push_bind(with_hash.then(|| content_hash(m.kind, &text)))
-                .push_bind(tsvector_literal(&text))
-                .push_unseparated("::tsvector")
                 .push_bind(Vector::from(v.clone()));
         });
         if let Some(e) = bad {
@@ -483,7 +485,16 @@ impl PostgresStore {
                 }
             }
         })?;
-        Ok(())
+        let docs: Vec<DocTerms> = items.iter().map(|(m, _)| DocTerms::of_memory(m)).collect();
+        for ((m, _), doc) in items.iter().zip(&docs) {
+            stats.add(m.namespace.as_str(), doc);
+        }
+        let postings: Vec<(&str, &str, &DocTerms)> = items
+            .iter()
+            .zip(&docs)
+            .map(|((m, _), doc)| (m.namespace.as_str(), m.id.as_str(), doc))
+            .collect();
+        bm25::insert_postings(tx, &postings).await
     }
 
     async fn fetch_for_update(
@@ -650,10 +661,12 @@ impl Store for PostgresStore {
         self.space.check(vector, "vector")?;
         let ns = &memory.namespace;
         let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut stats = StatsDelta::default();
         self.insert_one(
             &mut tx,
             &[(memory.clone(), vector.to_vec())],
             self.exact_duplicates == ExactDuplicates::Reject,
+            &mut stats,
         )
         .await?;
         // Only memories still active are retired. An error returns before the commit: dropping
@@ -661,6 +674,7 @@ impl Store for PostgresStore {
         let retire = StatusChange::retire_all(superseded, &memory.id, reason);
         StatusChange::check_distinct(&retire)?;
         apply_status_changes(&mut tx, ns, &retire).await?;
+        stats.apply(&mut tx).await?;
         self.confirm_lease(&mut tx, ns).await?;
         tx.commit().await.map_err(db_err)
     }
@@ -677,9 +691,11 @@ impl Store for PostgresStore {
         }
         // Bulk import is verbatim (no dedup, like `Engine::import`): no content hash.
         let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut stats = StatsDelta::default();
         for chunk in items.chunks(BATCH_ROWS) {
-            self.insert_one(&mut tx, chunk, false).await?;
+            self.insert_one(&mut tx, chunk, false, &mut stats).await?;
         }
+        stats.apply(&mut tx).await?;
         tx.commit().await.map_err(db_err)?;
         // The rows are in: an index that fails to build now is built on the next open or
         // import, and exact scans answer meanwhile. Failing the import here would tell the
@@ -750,12 +766,13 @@ impl Store for PostgresStore {
         let Some((mut m, hashed)) = Self::fetch_for_update(&mut tx, ns, id).await? else {
             return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
         };
+        let own_before = m.own_text();
         patch.apply(&mut m);
         let text = m.index_text();
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET content = $1, tags = $2, context = $3, entities = $4, importance = $5, kind = $6, \
-             outcome = $7, tsv = $8::tsvector, content_hash = $9, embedding = COALESCE($10, embedding), \
-             source = $11 WHERE namespace = $12 AND id = $13 RETURNING {MEMORY_COLUMNS}"
+             outcome = $7, content_hash = $8, embedding = COALESCE($9, embedding), \
+             source = $10 WHERE namespace = $11 AND id = $12 RETURNING {MEMORY_COLUMNS}"
         )))
         .bind(&m.content)
         .bind(Json(&m.tags))
@@ -764,7 +781,6 @@ impl Store for PostgresStore {
         .bind(f64::from(m.importance))
         .bind(m.kind.as_str())
         .bind(m.outcome.map(|o| o.as_str()))
-        .bind(tsvector_literal(&text))
         .bind(hashed.then(|| content_hash(m.kind, &text)))
         .bind(vector.map(|v| Vector::from(v.to_vec())))
         .bind(m.source.as_str())
@@ -774,6 +790,21 @@ impl Store for PostgresStore {
         .await
         .map_err(|e| write_err(e, &m))?;
         let m = memory_from_row(&row)?;
+        if m.own_text() != own_before {
+            // New postings; the memory's field lengths replace the old ones in the statistics.
+            let (_, own, near) =
+                bm25::delete_postings(&mut tx, ns, std::slice::from_ref(&m.id.0)).await?;
+            let doc = DocTerms::of_memory(&m);
+            bm25::insert_postings(&mut tx, &[(ns.as_str(), m.id.as_str(), &doc)]).await?;
+            let mut stats = StatsDelta::default();
+            stats.shift(
+                ns.as_str(),
+                0,
+                i64::from(doc.own_len) - own,
+                i64::from(doc.near_len) - near,
+            );
+            stats.apply(&mut tx).await?;
+        }
         self.confirm_lease(&mut tx, ns).await?;
         tx.commit().await.map_err(db_err)?;
         Ok(m)
@@ -879,6 +910,14 @@ impl Store for PostgresStore {
             .map_err(db_err)?;
         purged.sort();
         if !purged.is_empty() {
+            let (_, own, near) = bm25::delete_postings(&mut tx, ns, &purged).await?;
+            let mut stats = StatsDelta::default();
+            stats.shift(
+                ns.as_str(),
+                -i64::try_from(purged.len()).unwrap_or(i64::MAX),
+                -own,
+                -near,
+            );
             sqlx::query(
                 "INSERT INTO audit_log (memory_id, namespace, at, action) \
                  SELECT unnest($1::text[]), $2, $3, 'purge'",
@@ -889,6 +928,7 @@ impl Store for PostgresStore {
             .execute(&mut *tx)
             .await
             .map_err(db_err)?;
+            stats.apply(&mut tx).await?;
         }
         tx.commit().await.map_err(db_err)?;
         if !purged.is_empty() {
@@ -989,27 +1029,18 @@ impl Store for PostgresStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let Some(tsquery) = tsquery_literal(query) else {
+        let terms = bm25::query_terms(query);
+        if terms.is_empty() {
             return Ok(Vec::new());
-        };
-        // Normalisation 1: rank / (1 + log(document length)).
-        let mut qb = QueryBuilder::<Postgres>::new(
-            "SELECT id, ts_rank_cd(tsv, q, 1) AS score FROM memories, CAST(",
-        );
-        qb.push_bind(tsquery);
-        qb.push(" AS tsquery) AS q WHERE tsv @@ q AND namespace = ");
-        qb.push_bind(ns.as_str().to_owned());
-        push_filter(&mut qb, filter)?;
-        // Ties by id descending, as the fusion ranks them, so the depth cut keeps the ones it
-        // would rank first.
-        qb.push(" ORDER BY score DESC, id DESC LIMIT ");
-        qb.push_bind(i64::try_from(k).unwrap_or(i64::MAX));
+        }
+        let mut qb = QueryBuilder::<Postgres>::new("");
+        bm25::push_search(&mut qb, ns, terms, k, filter)?;
         let rows = qb.build().fetch_all(&self.pool).await.map_err(db_err)?;
         rows.iter()
             .map(|r| {
                 Ok(PathHit {
                     id: MemoryId(r.try_get("id").map_err(db_err)?),
-                    score: r.try_get::<f32, _>("score").map_err(db_err)?,
+                    score: r.try_get::<f64, _>("score").map_err(db_err)? as f32,
                 })
             })
             .collect()

@@ -47,7 +47,7 @@
 //! memory can never be searchable by one path and missing from the other. The cost: the document
 //! length normalisation uses a fixed average length (`sparse::AVG_DOC_LEN`), and IDF is computed
 //! over the whole collection, not per namespace. Keyword scores therefore differ slightly from
-//! tantivy's BM25. The evaluation harness measures that difference (`hindsight eval --backend
+//! tantivy's BM25. The evaluation harness measures that difference (`hindsight-lab eval --backend
 //! qdrant://…`).
 //!
 //! **Concurrency.** Qdrant has no transactions and no atomic increment. `record_access`,

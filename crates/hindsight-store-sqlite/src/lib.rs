@@ -10,7 +10,8 @@
 //! - `tantivy/` holds the BM25 [`hindsight_index::KeywordIndex`]; it records the write generation it
 //!   reflects and is rebuilt from SQLite on open when it lags (or was deleted).
 //! - In memory, per namespace, a [`hindsight_index::AnnIndex`] of vectors (exact scan below
-//!   [`AnnConfig::threshold`] vectors, an int8 scan with exact re-ranking up to
+//!   [`AnnConfig::threshold`] vectors, an int8 scan with exact re-ranking, behind a sign-bit
+//!   prefilter once that keeps fewer rows than there are, up to
 //!   [`AnnConfig::graph_threshold`], an HNSW graph above, built after loading) plus a map of the
 //!   fields [`hindsight_core::Filter`] looks at, both loaded at open and kept in sync on every write.
 //!   [`SqliteStore::open_with`] / [`SqliteStore::open_in_memory_with`] take the [`AnnConfig`].

@@ -128,7 +128,20 @@ pub async fn engine_builder(cli: &Globals) -> Result<EngineBuilder> {
     let url = backend_url(cli)?;
     let store = open_store(&url, embedders.docs.space(), cli.ann_config()).await?;
     let model = embedders.docs.space().model;
-    guarded(cli, engine_over(&embedders, store), &model)
+    let builder = engine_over(&embedders, store).retrieval_config(retrieval_config(cli)?);
+    guarded(cli, builder, &model)
+}
+
+/// The retrieval configuration `--retrieval-config` gives (changes to the default), or the
+/// default.
+pub fn retrieval_config(cli: &Globals) -> Result<hindsight_engine::RetrievalConfig> {
+    let Some(path) = &cli.retrieval_config else {
+        return Ok(hindsight_engine::RetrievalConfig::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--retrieval-config: reading {}", path.display()))?;
+    hindsight_engine::RetrievalConfig::from_toml_overrides(&text)
+        .map_err(|e| anyhow::anyhow!("--retrieval-config {}: {e}", path.display()))
 }
 
 /// `builder` with the write guard and the consensus check, or, with `--no-guard`, without them

@@ -187,6 +187,64 @@ fn search_top_k_must_be_between_1_and_1000() {
 }
 
 #[test]
+fn search_takes_a_retrieval_config_file_and_refuses_a_bad_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let file = dir.path().join("in.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"content": "The courier lost parcel 58213 near the depot"}"#,
+            "\n",
+            r#"{"content": "Tea is the user's afternoon drink"}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    assert!(
+        hindsight(&data, &["ingest", file.to_str().expect("utf8")])
+            .status
+            .success()
+    );
+    let keyword_only = dir.path().join("keyword.toml");
+    std::fs::write(&keyword_only, "vector = false\nstructured = false\n").expect("write");
+    let out = hindsight(
+        &data,
+        &[
+            "--retrieval-config",
+            keyword_only.to_str().expect("utf8"),
+            "--json",
+            "search",
+            "courier parcel",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hits = v["hits"].as_array().expect("hits");
+    assert!(!hits.is_empty());
+    for h in hits {
+        assert_eq!(h["found_by"], serde_json::json!(["keyword"]), "{h}");
+    }
+    let typo = dir.path().join("typo.toml");
+    std::fs::write(&typo, "[factors]\ndecay_wieght = 0.1\n").expect("write");
+    let out = hindsight(
+        &data,
+        &[
+            "--retrieval-config",
+            typo.to_str().expect("utf8"),
+            "search",
+            "courier",
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--retrieval-config") && stderr.contains("decay_wieght"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_store_refuses_another_embedding_model() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("in.jsonl");

@@ -4,8 +4,9 @@
 //!   seeded random point (8 rounds, each killed after a random number of acks), then reopens the
 //!   store and checks that EVERY acknowledged id is present, active, and found by the keyword and
 //!   vector paths (the embedded backend rebuilds its derived indexes from SQLite on open). Runs for
-//!   `sqlite://DIR` always and for PostgreSQL when `HINDSIGHT_PG_URL` is set (a loud skip
-//!   otherwise; a failure under `HINDSIGHT_REQUIRE_SERVICES=1`).
+//!   `sqlite://DIR` always, for PostgreSQL when `HINDSIGHT_PG_URL` is set (a loud skip
+//!   otherwise; a failure under `HINDSIGHT_REQUIRE_SERVICES=1`) and for Qdrant when `QDRANT_URL`
+//!   is set (`scripts/qdrant-test-server start`; a loud skip otherwise).
 //! - Concurrency (PostgreSQL): two processes ingest the same texts at the same time. The database's
 //!   exact-duplicate constraint leaves one active memory per text; the loser's write is retried
 //!   and deduplicated, and every deduplication's access-count increment is kept. Two processes
@@ -54,6 +55,23 @@ fn pg_url() -> Option<String> {
                 format!(
                     "\n{bang}\n!!! SKIPPED: HINDSIGHT_PG_URL not set: the PostgreSQL crash/concurrency tests did not run.\n\
                      !!! Run `export HINDSIGHT_PG_URL=$(scripts/pg-test-server start)` first.\n{bang}\n"
+                )
+                .as_bytes(),
+            );
+            None
+        }
+    }
+}
+
+fn qdrant_url() -> Option<String> {
+    match std::env::var("QDRANT_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ => {
+            let bang = "!".repeat(88);
+            let _ = std::io::stderr().write_all(
+                format!(
+                    "\n{bang}\n!!! SKIPPED: QDRANT_URL not set: the Qdrant crash test did not run.\n\
+                     !!! Run `export QDRANT_URL=$(scripts/qdrant-test-server start)` first.\n{bang}\n"
                 )
                 .as_bytes(),
             );
@@ -236,6 +254,28 @@ fn sigkill_loses_no_acknowledged_write_postgres() {
             .expect("reopen after SIGKILL");
         verify(&store, &acked).await;
         store.drop_schema().await.expect("drop schema");
+    });
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_write_qdrant() {
+    let Some(url) = qdrant_url() else { return };
+    let prefix = unique("crash");
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let backend = format!("{url}{sep}prefix={prefix}");
+    let acked = crash_rounds(&backend, 0x5EED_0003);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let embedder =
+            load_embedder(&EMBEDDER.parse::<EmbedderSpec>().expect("spec")).expect("embedder");
+        let cfg = hindsight_store_qdrant::QdrantConfig::from_url(&url)
+            .expect("QDRANT_URL")
+            .with_prefix(prefix);
+        let store = hindsight_store_qdrant::QdrantStore::open(cfg, embedder.space())
+            .await
+            .expect("reopen after SIGKILL");
+        verify(&store, &acked).await;
+        store.drop_collection().await.expect("drop collection");
     });
 }
 

@@ -25,7 +25,8 @@ pub use lifecycle::{
     update_with_statuses_is_all_or_nothing,
 };
 pub use search::{
-    filters_agree_with_reference_semantics, keyword_search_words_cjk_identifiers,
-    structured_search_folds_ascii_case_only, structured_search_popular_entity_keeps_best_matches,
-    structured_search_signals_and_ranking, vector_search_ranks_by_cosine,
+    filters_agree_with_reference_semantics, keyword_search_ranks_by_bm25,
+    keyword_search_words_cjk_identifiers, structured_search_folds_ascii_case_only,
+    structured_search_popular_entity_keeps_best_matches, structured_search_signals_and_ranking,
+    vector_search_ranks_by_cosine,
 };

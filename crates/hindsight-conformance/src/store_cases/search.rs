@@ -891,6 +891,96 @@ pub async fn keyword_search_words_cjk_identifiers(factory: &dyn StoreFactory) {
     );
 }
 
+/// Keyword path ranks as BM25 does: a term's weight falls with the number of memories holding it
+/// (IDF), and a match in a short memory counts more than the same match in a long one (length
+/// normalisation). Scoring by term frequency alone (PostgreSQL's `ts_rank_cd`, say) orders both
+/// queries the other way: the memory with three occurrences of two common terms first, and the
+/// two `glacier` memories tied (broken by id, descending, to the long one). Scores must differ
+/// strictly where BM25's do, so a tie broken the right way by luck does not pass.
+pub async fn keyword_search_ranks_by_bm25(factory: &dyn StoreFactory) {
+    let store = open(factory).await;
+    let s = &*store;
+    let n = ns("ns-bm25");
+    let texts = [
+        // `deploy` is in 7 of the 11 memories, `pipeline` in 5, `zeppelin` in 1.
+        ("f-1", "deploy pipeline green again"),
+        ("f-2", "deploy pipeline paused overnight"),
+        ("f-3", "deploy pipeline retried twice"),
+        ("f-4", "deploy finished quickly"),
+        ("f-5", "deploy window moved"),
+        ("f-6", "deploy checklist updated"),
+        ("f-7", "pipeline cache cleared"),
+        ("b-common", "deploy deploy pipeline notes"),
+        ("a-rare", "zeppelin hangar notes"),
+        ("len-a", "glacier hike"),
+        (
+            "len-b",
+            "glacier photos from the long trail walk past the lake, the lodge and the old bridge",
+        ),
+    ];
+    let items: Vec<(Memory, Vec<f32>)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (id, text))| {
+            (
+                memory("ns-bm25", id, MemoryKind::Episodic, text).created(at(i as i64, 0)),
+                axis(i % 8),
+            )
+        })
+        .collect();
+    insert_all(s, &items).await;
+    flush(s).await;
+    let known = by_id(&items);
+    let any = Filter::default();
+    let search = |q: &'static str| {
+        let (n, known, any) = (&n, &known, &any);
+        async move {
+            let hits = ok(
+                s,
+                &format!("keyword_search {q:?}"),
+                s.keyword_search(n, q, 20, any).await,
+            );
+            check_hits(s, &format!("keyword_search {q:?}"), &hits, 20, known, any);
+            hits
+        }
+    };
+    let score = |hits: &PathHits, id: &str| hits.iter().find(|h| h.id == mid(id)).map(|h| h.score);
+
+    let hits = search("deploy pipeline zeppelin").await;
+    assert_eq!(
+        hits.first().map(|h| h.id.clone()),
+        Some(mid("a-rare")),
+        "{}: the memory with the rare term ranks above those with common ones (IDF): {hits:?}",
+        s.backend_name()
+    );
+    let (rare, common) = (score(&hits, "a-rare"), score(&hits, "b-common"));
+    assert!(
+        matches!((rare, common), (Some(r), Some(c)) if r > c),
+        "{}: 'zeppelin' once outscores 'deploy' twice and 'pipeline' once: {hits:?}",
+        s.backend_name()
+    );
+    assert_eq!(
+        hits.len(),
+        9,
+        "{}: every memory with one of the terms, and no other: {hits:?}",
+        s.backend_name()
+    );
+
+    let hits = search("glacier").await;
+    assert_eq!(
+        ids(&hits),
+        id_list(&["len-a", "len-b"]),
+        "{}: one occurrence in a short memory outranks one in a long memory (length \
+         normalisation): {hits:?}",
+        s.backend_name()
+    );
+    assert!(
+        hits[0].score > hits[1].score,
+        "{}: the short memory's score is strictly higher: {hits:?}",
+        s.backend_name()
+    );
+}
+
 /// Structured path: identifiers match entity values exactly but case-insensitively (not content,
 /// not prefixes), `key = value` entities match only that key, time windows are half-open; ranking
 /// is `StructuredQuery::score`, then newest, then id; an empty query returns nothing; the filter

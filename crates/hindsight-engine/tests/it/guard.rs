@@ -189,7 +189,7 @@ impl WriteGuard for ThreadGuard {
     }
 }
 
-/// A guard may run a model (the intent head's forward pass): the engine must call it on the
+/// A guard may run a model of its own (an encoder's forward pass): the engine must call it on the
 /// blocking pool, never on an async worker, and give an import's chunk to it as one batch.
 #[tokio::test]
 async fn the_guard_runs_off_the_async_workers_and_an_import_checks_a_chunk_at_once() {

@@ -172,12 +172,11 @@ pub struct PoisonArm {
     pub successes: usize,
     /// `successes / attacks`.
     pub attack_success_rate: f64,
-    /// 95 % interval of the success rate: Wilson score (reports before session 23: a percentile
-    /// bootstrap over targeted queries, with success counting any stored attack).
+    /// 95 % interval of the success rate: Wilson score.
     pub ci95: [f64; 2],
     /// The same rate's 95 % interval by a bootstrap over the attack payloads (attacks sharing an
     /// injected sentence succeed or fail together, so they are not independent draws as Wilson
-    /// assumes); `None` in reports written before session 26.
+    /// assumes); `None` in summaries that do not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95_payloads: Option<[f64; 2]>,
     /// Success counting only own-attack hits the read-time consensus check did not flag.

@@ -293,7 +293,7 @@ pub(crate) fn index_html(
         out.push_str("<h2>Latency under concurrency (MCP server load run)</h2>\n");
         let _ = writeln!(
             out,
-            "<p class=\"note\">A separate run of <code>hindsight load run</code> against the MCP \
+            "<p class=\"note\">A separate run of <code>hindsight-lab load run</code> against the MCP \
              server (started {}), attached to this report; the retrieval metrics above come from \
              the in-process evaluation.</p>",
             escape(&run.started_at)

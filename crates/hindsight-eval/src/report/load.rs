@@ -1,4 +1,4 @@
-//! The load report: [`LoadSummary`] (the wire type `hindsight load run` fills) and
+//! The load report: [`LoadSummary`] (the wire type `hindsight-lab load run` fills) and
 //! [`write_load_report`], which writes `summary.json`, `load.{md,csv}` (per level and
 //! operation), `load_levels.csv` (per level: in-flight cap and peak, errors, requests never
 //! sent, dispatch lag, store size), latency and throughput charts (SVG + PNG) and an
@@ -74,7 +74,7 @@ pub struct LoadConfig {
     /// Namespace sent with every call (`None`: the token's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// Share of failed calls above which a level fails the run (`hindsight load run` exits 1).
+    /// Share of failed calls above which a level fails the run (`hindsight-lab load run` exits 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_error_rate: Option<f64>,
 }
@@ -219,10 +219,10 @@ pub struct OpStats {
     /// Errors by kind (`http-503`, `rpc--32602`, `transport`, ...).
     #[serde(default)]
     pub error_kinds: BTreeMap<String, u64>,
-    /// Successful calls per second: over a closed level's wall time (the drain of its last
-    /// calls included, which understates a saturated level a little), over an open level's
-    /// schedule (due requests / target rate; before session 23 its wall time, which overstated
-    /// a level that kept up).
+    /// Successful calls per second: over a closed level's duration (the calls completed inside
+    /// it; its wall time when the request cap ended it first), over an open level's schedule
+    /// (due requests / target rate), or over the time until an open level's last answer when
+    /// its backlog outlasted the schedule.
     pub throughput: f64,
     /// Successful calls whose latency was above the histogram's top (600 s) and was recorded
     /// at it, so the maximum and top percentiles understate them.

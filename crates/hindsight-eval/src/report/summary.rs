@@ -41,8 +41,8 @@ pub struct Summary {
     /// Write-guard catch rate and end-to-end poisoning results, when they were run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<GuardSection>,
-    /// A load run of the MCP server (`hindsight load run`'s `summary.json`), attached by
-    /// `hindsight eval` (`--load-report`): a separate run against a served store, shown as the
+    /// A load run of the MCP server (`hindsight-lab load run`'s `summary.json`), attached by
+    /// `hindsight-lab eval` (`--load-report`): a separate run against a served store, shown as the
     /// report's latency-under-concurrency section. Never compared by the gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadSummary>,

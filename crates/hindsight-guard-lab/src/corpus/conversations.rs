@@ -5,6 +5,14 @@
 //! a benign [`CorpusRecord`] of style [`super::CONVERSATION_STYLE`], so a threshold's
 //! false-positive budget counts it under its conversation limits.
 //!
+//! An agent stores conversation in more than one shape, so every turn is also given in the two
+//! shapes memory importers write: the turn under its speaker's label (`Maya: text`, `AI: text`)
+//! and, for a user turn answered by the next assistant turn of its dialogue, the exchange
+//! (`Maya: question\nAI: answer`). Labels are common first names for the user side and
+//! assistant names for the other side, chosen by a fixed hash of the dialogue group; a shape is a
+//! source of its own in the report (`memorybank+labelled`, `memorybank+exchange`) and shares its
+//! turn's split.
+//!
 //! Turns of one dialogue share names, topics and style, so a split by line would leak; the split
 //! is by dialogue *group*: the `dialogue` id with a trailing `-YYYY-MM-DD` removed (the daily
 //! sessions of one person stay together). Within each (source, language) stratum the groups are
@@ -31,6 +39,37 @@ struct Turn {
     source: String,
     #[serde(default)]
     dialogue: String,
+    /// `user`/`usr` for the user's side; anything else is the assistant's.
+    #[serde(default)]
+    speaker: String,
+}
+
+impl Turn {
+    fn is_user(&self) -> bool {
+        matches!(self.speaker.as_str(), "user" | "usr" | "customer" | "")
+    }
+}
+
+const USER_LABELS_EN: [&str; 12] = [
+    "Maya", "Daniel", "Priya", "Marcus", "Hannah", "Diego", "Aisha", "Olivia", "Kenji", "Lena",
+    "Omar", "Grace",
+];
+const USER_LABELS_ZH: [&str; 8] = [
+    "小王", "李明", "张伟", "王芳", "刘洋", "陈静", "小李", "赵磊",
+];
+const ASSISTANT_LABELS_EN: [&str; 3] = ["AI", "Assistant", "Agent"];
+const ASSISTANT_LABELS_ZH: [&str; 3] = ["AI", "助手", "客服"];
+
+/// The speaker label of `turn`'s side in its dialogue group (see the module docs).
+fn speaker_label(turn: &Turn, group: &str) -> &'static str {
+    let h = fnv1a(group) as usize;
+    let zh = turn.lang == "zh";
+    match (turn.is_user(), zh) {
+        (true, false) => USER_LABELS_EN[h % USER_LABELS_EN.len()],
+        (true, true) => USER_LABELS_ZH[h % USER_LABELS_ZH.len()],
+        (false, false) => ASSISTANT_LABELS_EN[(h / 7) % ASSISTANT_LABELS_EN.len()],
+        (false, true) => ASSISTANT_LABELS_ZH[(h / 7) % ASSISTANT_LABELS_ZH.len()],
+    }
 }
 
 /// The dialogue group of a turn: its dialogue id without a trailing `-YYYY-MM-DD` date.
@@ -113,32 +152,54 @@ pub fn load_conversations(
             .insert(dialogue_group(&t.dialogue).to_owned());
     }
     let splits = assign(&strata);
-    let records = turns
-        .into_iter()
-        .map(|t| {
-            let group = dialogue_group(&t.dialogue).to_owned();
-            let id = match t.id {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            CorpusRecord {
-                id,
-                text: t.text,
-                label: Label::Benign,
-                category: "benign".into(),
-                language: t.lang,
-                style: super::CONVERSATION_STYLE.into(),
-                hard_negative: false,
-                // A turn counts both as the user's and as external text under the conversation
-                // budget; its own source is only a default for other uses.
-                source: Source::User,
-                split: splits.get(&group).copied().unwrap_or(Split::Test),
-                template: format!("conversation/{}/{group}", t.source),
-                sensitive: Vec::new(),
-                secrets: Vec::new(),
-            }
-        })
-        .collect();
+    let record = |t: &Turn, shape: &str, text: String| {
+        let group = dialogue_group(&t.dialogue).to_owned();
+        let id = match &t.id {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        CorpusRecord {
+            id: if shape.is_empty() {
+                id
+            } else {
+                format!("{id}{shape}")
+            },
+            text,
+            label: Label::Benign,
+            category: "benign".into(),
+            language: t.lang.clone(),
+            style: super::CONVERSATION_STYLE.into(),
+            hard_negative: false,
+            // A turn counts both as the user's and as external text under the conversation
+            // budget; its own source is only a default for other uses.
+            source: Source::User,
+            split: splits.get(&group).copied().unwrap_or(Split::Test),
+            template: format!("conversation/{}{shape}/{group}", t.source),
+            sensitive: Vec::new(),
+            secrets: Vec::new(),
+        }
+    };
+    let mut records = Vec::with_capacity(turns.len() * 3);
+    for (i, t) in turns.iter().enumerate() {
+        let group = dialogue_group(&t.dialogue);
+        let label = speaker_label(t, group);
+        records.push(record(t, "", t.text.clone()));
+        records.push(record(t, "+labelled", format!("{label}: {}", t.text)));
+        // The exchange: a user turn and the next turn of its dialogue when the assistant said it.
+        if t.is_user()
+            && let Some(answer) = turns.get(i + 1)
+            && answer.dialogue == t.dialogue
+            && !answer.is_user()
+        {
+            let text = format!(
+                "{label}: {}\n{}: {}",
+                t.text,
+                speaker_label(answer, group),
+                answer.text
+            );
+            records.push(record(t, "+exchange", text));
+        }
+    }
     Ok((records, issues))
 }
 
@@ -172,14 +233,13 @@ mod tests {
         std::fs::write(&path, lines).expect("write");
         let (records, issues) = load_conversations(&path).expect("loads");
         assert_eq!(issues.len(), 1);
-        assert_eq!(records.len(), 120);
+        // Every turn as said and under its speaker's label (no assistant turns: no exchanges).
+        assert_eq!(records.len(), 240);
         let mut by_group: BTreeMap<String, BTreeSet<Split>> = BTreeMap::new();
         for r in &records {
             assert!(r.is_conversational());
-            by_group
-                .entry(r.template.clone())
-                .or_default()
-                .insert(r.split);
+            let group = r.template.rsplit('/').next().expect("group").to_owned();
+            by_group.entry(group).or_default().insert(r.split);
         }
         assert_eq!(by_group.len(), 20, "one group per user, both days together");
         assert!(by_group.values().all(|s| s.len() == 1));
@@ -192,5 +252,42 @@ mod tests {
             ),
             (12, 4, 4)
         );
+    }
+
+    #[test]
+    fn turns_come_also_labelled_and_as_exchanges_in_their_dialogue_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("turns.jsonl");
+        let line = |id: &str, text: &str, speaker: &str, dialogue: &str| {
+            format!(
+                "{{\"id\":\"{id}\",\"text\":\"{text}\",\"lang\":\"en\",\"source\":\"s\",\"speaker\":\"{speaker}\",\"dialogue\":\"{dialogue}\"}}\n"
+            )
+        };
+        let text = [
+            line("1", "Can I get a latte?", "user", "d1"),
+            line("2", "Sure, what size?", "assistant", "d1"),
+            line("3", "Large, please.", "user", "d1"),
+            line("4", "Hello there.", "assistant", "d2"),
+        ]
+        .concat();
+        std::fs::write(&path, text).expect("write");
+        let (records, _) = load_conversations(&path).expect("loads");
+        let by_id: BTreeMap<&str, &CorpusRecord> =
+            records.iter().map(|r| (r.id.as_str(), r)).collect();
+        assert_eq!(records.len(), 9, "{:?}", by_id.keys());
+        let labelled = by_id["1+labelled"].text.as_str();
+        let (user, rest) = labelled.split_once(": ").expect("a label");
+        assert_eq!(rest, "Can I get a latte?");
+        assert!(USER_LABELS_EN.contains(&user));
+        let assistant = by_id["2+labelled"].text.split_once(": ").expect("label").0;
+        assert!(ASSISTANT_LABELS_EN.contains(&assistant));
+        assert_eq!(
+            by_id["1+exchange"].text,
+            format!("{user}: Can I get a latte?\n{assistant}: Sure, what size?")
+        );
+        // The last user turn of d1 is followed by another dialogue's turn: no exchange.
+        assert!(!by_id.contains_key("3+exchange"));
+        assert_eq!(by_id["1+exchange"].template, "conversation/s+exchange/d1");
+        assert_eq!(by_id["1+exchange"].split, by_id["1"].split);
     }
 }

@@ -1,4 +1,5 @@
-//! The labelled injection corpus (`datasets/injection/corpus.jsonl`): generation, writing, loading.
+//! The labelled injection corpora (`datasets/guard/*/corpus.jsonl`, listed by
+//! `datasets/guard/manifest.toml`): generation, writing, loading.
 //!
 //! Generation is deterministic for a seed (one `ChaCha8Rng`). Attack texts come from hand-written
 //! templates per category and language ([`templates`]), filled from slot pools and rendered in three

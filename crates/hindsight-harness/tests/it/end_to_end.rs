@@ -18,7 +18,7 @@ fn t(s: &str) -> DateTime<Utc> {
         .to_utc()
 }
 
-fn dataset() -> Dataset {
+pub(crate) fn dataset() -> Dataset {
     let mut memories = Vec::new();
     for i in 0..12 {
         let mut m = MemoryRecord::new(
@@ -96,7 +96,7 @@ fn dataset() -> Dataset {
 }
 
 /// An empty engine over an in-memory store with the test-only hash embedder.
-async fn engine(dim: usize) -> Engine {
+pub(crate) async fn engine(dim: usize) -> Engine {
     let embedder = Arc::new(HashEmbedder::new(dim).expect("dim"));
     let space = hindsight_embed::Embedder::space(embedder.as_ref());
     let store = Arc::new(SqliteStore::open_in_memory(space).await.expect("store"));

@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, default_value = hindsight_guard_lab::corpus::DEFAULT_MANIFEST)]
     pub guard_manifest: PathBuf,
     /// A load run of the MCP server to include as the report's latency-under-concurrency
-    /// section: the directory `hindsight load run --out` wrote (its `summary.json`). Skipped with
+    /// section: the directory `hindsight-lab load run --out` wrote (its `summary.json`). Skipped with
     /// a note when the directory has none; never read by --quick runs.
     #[arg(long, value_name = "DIR", default_value = "reports/load")]
     pub load_report: PathBuf,
@@ -73,7 +73,7 @@ fn attached_load_run(args: &Args) -> Result<Option<hindsight_eval::LoadSummary>>
     let path = args.load_report.join("summary.json");
     if !path.exists() {
         eprintln!(
-            "no load run at {} (run `hindsight load run --out {}` against a server to add the latency section)",
+            "no load run at {} (run `hindsight-lab load run --out {}` against a server to add the latency section)",
             path.display(),
             args.load_report.display()
         );
@@ -90,10 +90,17 @@ fn attached_load_run(args: &Args) -> Result<Option<hindsight_eval::LoadSummary>>
     Ok(Some(run))
 }
 
+/// What `eval --out` leaves for a dataset whose data is absent (instead of a report).
+const SKIPPED_FILE: &str = "SKIPPED";
+
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
+    /// A baseline summary, or a directory of them (`<dataset>.json`, as `baseline update`
+    /// writes from an eval of several datasets).
     #[arg(long)]
     pub baseline: PathBuf,
+    /// The current summary, or the directory `eval --out` wrote for several datasets
+    /// (`<dataset>/summary.json` per dataset).
     #[arg(long)]
     pub current: PathBuf,
     #[arg(long, default_value_t = 0.01)]
@@ -102,19 +109,21 @@ pub struct GateArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum BaselineCommand {
-    /// Copy a summary.json to the baseline path.
+    /// Adopt a summary.json as the baseline, or, from the directory of an eval of several
+    /// datasets, every dataset's summary as `<to>/<dataset>.json`.
     Update {
-        /// The summary to adopt (normally from `hindsight eval --quick`).
+        /// The summary (or eval output directory) to adopt, normally from `hindsight-lab eval
+        /// --quick`.
         #[arg(long)]
         from: PathBuf,
-        #[arg(long, default_value = "reports/baseline.json")]
+        #[arg(long, default_value = "reports/baseline")]
         to: PathBuf,
     },
 }
 
 /// Dataset directories under `dir` (those holding a `memories.jsonl` or a `source.toml`),
 /// sorted.
-fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn shipped_datasets(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let path = entry?.path();
@@ -149,7 +158,7 @@ struct DatasetSource {
 
 /// Loads the dataset at `dir`: its files, or an import of the data its `source.toml` names.
 /// `Ok(None)` (with a loud notice) when that data is absent.
-fn load_any(dir: &Path) -> Result<Option<hindsight_dataset::Dataset>> {
+pub(crate) fn load_any(dir: &Path) -> Result<Option<hindsight_dataset::Dataset>> {
     let spec = dir.join(SOURCE_FILE);
     if dir.join("memories.jsonl").is_file() || !spec.is_file() {
         return Ok(Some(
@@ -179,6 +188,53 @@ fn load_any(dir: &Path) -> Result<Option<hindsight_dataset::Dataset>> {
     }
 }
 
+/// The backend `--backend` names (the in-memory embedded store by default).
+pub(crate) fn chosen_backend(cli: &Globals) -> Result<BackendUrl> {
+    Ok(match &cli.backend {
+        Some(url) => BackendUrl::parse(url)?,
+        None => BackendUrl::SqliteMemory,
+    })
+}
+
+/// An engine over a fresh, empty store for dataset `name`: in memory by default, or a new
+/// sub-directory, schema or collection prefix of `backend`.
+pub(crate) async fn fresh_engine(
+    cli: &Globals,
+    embedders: &hindsight_embed::Embedders,
+    backend: &BackendUrl,
+    name: &str,
+    conversation_window: usize,
+    queries: usize,
+) -> Result<(hindsight_engine::Engine, BackendUrl)> {
+    let space = embedders.docs.space();
+    let url = match backend {
+        BackendUrl::Sqlite(root) => {
+            let d = root.join(format!("eval-{name}"));
+            if d.exists() {
+                std::fs::remove_dir_all(&d).with_context(|| format!("clearing {}", d.display()))?;
+            }
+            BackendUrl::Sqlite(d)
+        }
+        BackendUrl::Qdrant(cfg) => BackendUrl::Qdrant(
+            hindsight_cli::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
+        ),
+        BackendUrl::Postgres(pg) => BackendUrl::Postgres(
+            hindsight_cli::backend::fresh_postgres(pg, &format!("eval-{name}"), space.clone())
+                .await?,
+        ),
+        other => other.clone(),
+    };
+    let store = open_store(&url, space, cli.ann_config()).await?;
+    let engine = hindsight_cli::commands::engine_over(embedders, store)
+        .query_cache(queries.max(1024))
+        .write_config(hindsight_engine::WriteConfig {
+            conversation_window,
+            ..hindsight_engine::WriteConfig::default()
+        })
+        .build()?;
+    Ok((engine, url))
+}
+
 pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
     let datasets = if args.dataset.is_empty() {
@@ -205,16 +261,25 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     } else {
         hindsight_cli::commands::disk_cached(embedders)?
     };
-    let embedder = Arc::clone(&embedders.docs);
-    let backend = match &cli.backend {
-        Some(url) => BackendUrl::parse(url)?,
-        None => BackendUrl::SqliteMemory,
-    };
+    let backend = chosen_backend(cli)?;
     // The guard's labelled sets are scored once and shown in every dataset's report.
     let mut guard_tables: Option<hindsight_eval::GuardSection> = None;
     for dir in &datasets {
         let t = Instant::now();
         let Some(dataset) = load_any(dir)? else {
+            // Say so where the report would have gone, so the gate skips it loudly too.
+            if let (Some(o), Some(name)) = (&args.out, dir.file_name()) {
+                let d = if datasets.len() == 1 {
+                    o.clone()
+                } else {
+                    o.join(name)
+                };
+                std::fs::create_dir_all(&d)?;
+                std::fs::write(
+                    d.join(SKIPPED_FILE),
+                    format!("{}: its data is absent\n", dir.display()),
+                )?;
+            }
             continue;
         };
         let load_s = t.elapsed().as_secs_f64();
@@ -223,37 +288,15 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
         }
         let name = dataset.meta.name.clone();
         eprintln!("{name}: {}", dataset.summary());
-        // A fresh store per dataset: in memory by default, or a new sub-directory of --backend.
-        let url = match &backend {
-            BackendUrl::Sqlite(root) => {
-                let d = root.join(format!("eval-{name}"));
-                if d.exists() {
-                    std::fs::remove_dir_all(&d)
-                        .with_context(|| format!("clearing {}", d.display()))?;
-                }
-                BackendUrl::Sqlite(d)
-            }
-            BackendUrl::Qdrant(cfg) => BackendUrl::Qdrant(
-                hindsight_cli::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
-            ),
-            BackendUrl::Postgres(pg) => BackendUrl::Postgres(
-                hindsight_cli::backend::fresh_postgres(
-                    pg,
-                    &format!("eval-{name}"),
-                    embedder.space(),
-                )
-                .await?,
-            ),
-            other => other.clone(),
-        };
-        let store = open_store(&url, embedder.space(), cli.ann_config()).await?;
-        let engine = hindsight_cli::commands::engine_over(&embedders, store)
-            .query_cache(dataset.queries.len().max(1024))
-            .write_config(hindsight_engine::WriteConfig {
-                conversation_window: args.conversation_window,
-                ..hindsight_engine::WriteConfig::default()
-            })
-            .build()?;
+        let (engine, url) = fresh_engine(
+            cli,
+            &embedders,
+            &backend,
+            &name,
+            args.conversation_window,
+            dataset.queries.len(),
+        )
+        .await?;
         let bar: std::sync::Mutex<Option<(Stage, ProgressBar)>> = std::sync::Mutex::new(None);
         let progress = |stage: Stage, done: usize, total: usize| {
             let mut guard = bar.lock().unwrap_or_else(|p| p.into_inner());
@@ -374,11 +417,49 @@ fn print_table(s: &Summary) {
 }
 
 pub fn gate(args: &GateArgs) -> Result<ExitCode> {
-    let baseline = Summary::read(&args.baseline)?;
-    let current = Summary::read(&args.current)?;
-    let report = run_gate(&baseline, &current, args.tolerance)?;
-    println!("{report}");
-    Ok(if report.passed() {
+    if !args.baseline.is_dir() {
+        let baseline = Summary::read(&args.baseline)?;
+        let current = Summary::read(&args.current)?;
+        let report = run_gate(&baseline, &current, args.tolerance)?;
+        println!("{report}");
+        return Ok(if report.passed() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&args.baseline)
+        .with_context(|| format!("listing {}", args.baseline.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    anyhow::ensure!(
+        !files.is_empty(),
+        "no baseline (*.json) in {}",
+        args.baseline.display()
+    );
+    let mut passed = true;
+    for file in files {
+        let baseline = Summary::read(&file)?;
+        let dir = args.current.join(&baseline.dataset);
+        if dir.join(SKIPPED_FILE).is_file() {
+            let why = std::fs::read_to_string(dir.join(SKIPPED_FILE)).unwrap_or_default();
+            println!("!!! SKIPPED gate for {}: {}", baseline.dataset, why.trim());
+            continue;
+        }
+        let current = Summary::read(dir.join("summary.json")).with_context(|| {
+            format!(
+                "no current run of {} (baseline {}): evaluate it, or remove the baseline",
+                baseline.dataset,
+                file.display()
+            )
+        })?;
+        let report = run_gate(&baseline, &current, args.tolerance)?;
+        println!("== {} ==\n{report}", baseline.dataset);
+        passed &= report.passed();
+    }
+    Ok(if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -387,6 +468,37 @@ pub fn gate(args: &GateArgs) -> Result<ExitCode> {
 
 pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
     match cmd {
+        BaselineCommand::Update { from, to } if from.is_dir() => {
+            let mut adopted = 0;
+            let mut dirs: Vec<PathBuf> = std::fs::read_dir(from)
+                .with_context(|| format!("listing {}", from.display()))?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<std::io::Result<_>>()?;
+            dirs.sort();
+            std::fs::create_dir_all(to)?;
+            for d in dirs {
+                let path = d.join("summary.json");
+                if !path.is_file() {
+                    continue;
+                }
+                let s = Summary::read(&path)?;
+                anyhow::ensure!(
+                    s.setups.values().any(|r| !r.metrics.is_empty()),
+                    "{} has no metric values: a baseline must give the gate something to check; {} is unchanged",
+                    path.display(),
+                    to.display()
+                );
+                let out = to.join(format!("{}.json", s.dataset));
+                s.write(&out)?;
+                println!("baseline {} updated from {}", out.display(), path.display());
+                adopted += 1;
+            }
+            anyhow::ensure!(
+                adopted > 0,
+                "no <dataset>/summary.json under {}",
+                from.display()
+            );
+        }
         BaselineCommand::Update { from, to } => {
             let s = Summary::read(from)?;
             // The gate fails a baseline it can check nothing against; refuse to write one.
@@ -398,7 +510,13 @@ pub fn baseline(cmd: &BaselineCommand) -> Result<ExitCode> {
                 s.setups.len(),
                 to.display()
             );
-            s.write(to)?;
+            // Into a baseline directory as `<dataset>.json`, or to the file named.
+            let to = if to.is_dir() {
+                to.join(format!("{}.json", s.dataset))
+            } else {
+                to.clone()
+            };
+            s.write(&to)?;
             println!(
                 "baseline {} updated from {} ({} setups)",
                 to.display(),

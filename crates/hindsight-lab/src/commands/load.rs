@@ -1,4 +1,4 @@
-//! `hindsight load`: pre-fill a data directory, drive a running server, measure ANN recall.
+//! `hindsight-lab load`: pre-fill a data directory, drive a running server, measure ANN recall.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -539,7 +539,7 @@ mod tests {
         (url, stop, task)
     }
 
-    /// `hindsight load run` with `extra` arguments against `url`, writing to `out`.
+    /// `hindsight-lab load run` with `extra` arguments against `url`, writing to `out`.
     async fn load_run(url: &str, out: &Path, extra: &[&str]) -> ExitCode {
         let mut args = vec![
             "hindsight",

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod dataset;
+pub mod defaults;
 pub mod eval;
 pub mod guard;
 pub mod guard_eval;
@@ -18,6 +19,7 @@ pub async fn run(cli: LabCli) -> Result<ExitCode> {
     match &command {
         LabCommand::Dataset(c) => dataset::run(cli, c),
         LabCommand::Eval(a) => eval::run(cli, a).await,
+        LabCommand::Defaults(a) => defaults::run(cli, a).await,
         LabCommand::Gate(a) => eval::gate(a),
         LabCommand::Baseline(c) => eval::baseline(c),
         LabCommand::Load(c) => load::run(cli, c).await,

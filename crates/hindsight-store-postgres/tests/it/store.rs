@@ -76,7 +76,7 @@ async fn another_table_layout_version_is_refused() {
         .await
         .expect_err("a layout this build does not know");
     assert!(err.message.contains("version 99"), "{}", err.message);
-    let back = format!("UPDATE {schema}.hs_meta SET value = '1' WHERE key = 'schema_version'");
+    let back = format!("UPDATE {schema}.hs_meta SET value = '2' WHERE key = 'schema_version'");
     sqlx::query(sqlx::AssertSqlSafe(back))
         .execute(&pool)
         .await
