@@ -9,7 +9,7 @@ use hindsight_store_qdrant::{QdrantConfig, QdrantStore};
 use hindsight_store_sqlite::{AnnConfig, SqliteStore};
 
 mod services;
-pub use services::{PgBackend, fresh_postgres, open_working_memory};
+pub use services::{PgBackend, clear_postgres, fresh_postgres, open_working_memory};
 
 /// A parsed backend URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +89,23 @@ pub async fn open_store(
         ),
         BackendUrl::Postgres(pg) => Arc::new(services::open_postgres(pg, space).await?),
     })
+}
+
+/// Empties the store `url` names, for a run that must start from nothing: the PostgreSQL
+/// schema or the Qdrant collections under the prefix are dropped; a SQLite directory is
+/// removed. The in-memory store is always empty.
+pub async fn clear(url: &BackendUrl, space: EmbeddingSpace) -> Result<()> {
+    match url {
+        BackendUrl::Postgres(pg) => clear_postgres(pg, space).await,
+        BackendUrl::Qdrant(cfg) => QdrantStore::drop_prefix(cfg)
+            .await
+            .map(|_| ())
+            .with_context(|| format!("clearing Qdrant prefix {:?} at {}", cfg.prefix, cfg.url)),
+        BackendUrl::Sqlite(dir) if dir.exists() => {
+            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A Qdrant configuration with no collection yet: prefix `{prefix}_{label}` (label reduced to

@@ -69,6 +69,19 @@ pub fn holm_adjust(p_values: &[f64]) -> Vec<f64> {
     out
 }
 
+/// A proportion with its sample size and a 95 % confidence interval.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Rate {
+    /// Number of cases.
+    pub n: usize,
+    /// Cases counted (caught attacks for a TPR, flagged benign writes for an FPR).
+    pub hits: usize,
+    /// `hits / n` (0 when `n` is 0).
+    pub rate: f64,
+    /// 95 % interval `[lo, hi]`.
+    pub ci95: [f64; 2],
+}
+
 /// Paired randomisation (permutation) test: under the null hypothesis each per-query difference
 /// `a[i] - b[i]` is equally likely to have either sign, so we flip signs at random and see how often
 /// the mean difference is at least as extreme as the observed one.
@@ -354,11 +367,11 @@ pub fn simplex_grid(step: f64) -> Result<Vec<[f64; 3]>> {
     Ok(grid)
 }
 
-/// The Wilson score interval at 95 % of `k` successes in `n` trials, as a [`crate::Rate`] (all
+/// The Wilson score interval at 95 % of `k` successes in `n` trials, as a [`Rate`] (all
 /// zeros when `n` is 0).
-pub fn wilson(k: usize, n: usize) -> crate::Rate {
+pub fn wilson(k: usize, n: usize) -> Rate {
     if n == 0 {
-        return crate::Rate {
+        return Rate {
             n,
             hits: k,
             rate: 0.0,
@@ -371,7 +384,7 @@ pub fn wilson(k: usize, n: usize) -> crate::Rate {
     let denom = 1.0 + z * z / nf;
     let centre = (p + z * z / (2.0 * nf)) / denom;
     let half = z * ((p * (1.0 - p) / nf) + z * z / (4.0 * nf * nf)).sqrt() / denom;
-    crate::Rate {
+    Rate {
         n,
         hits: k,
         rate: p,

@@ -7,10 +7,9 @@
 use std::collections::BTreeMap;
 
 use hindsight_core::Source;
-use hindsight_eval::{
-    BenignSourceRow, ClusteredRate, GuardSetReport, Rate, cluster_bootstrap_ci, wilson,
-};
+use hindsight_eval::{Rate, cluster_bootstrap_ci, wilson};
 use hindsight_guard::{Analysis, Guard, VerdictKind};
+use hindsight_report::{BenignSourceRow, ClusteredRate, GuardSetReport};
 
 use crate::corpus::{CorpusRecord, LoadedSet};
 

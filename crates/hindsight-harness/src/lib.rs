@@ -5,7 +5,7 @@
 //! ([`hindsight_engine::Candidates`]), then ranks them under each [`Setup`] as a pure computation:
 //! fixed setups directly, `tune` setups by cross-validated grid search over fusion weights and
 //! normalisations (the reported score pools the held-out folds). The result is a
-//! [`hindsight_eval::Summary`] (metrics with bootstrap CIs, per-tag breakdowns, paired
+//! [`hindsight_report::Summary`] (metrics with bootstrap CIs, per-tag breakdowns, paired
 //! significance, tuning folds, a decay half-life sweep, per-stage timing) plus the TREC runs;
 //! [`write_outputs`] renders it into a report directory.
 //!
@@ -18,7 +18,7 @@
 //! memories ([`attack_plan`]) are written through the normal write pipeline of two engines (guard
 //! off / on) holding the dataset, and the attack success rate (a poisoned memory in the top 5),
 //! the guard's false positives at ingest and NDCG@10 are reported as a
-//! [`hindsight_eval::GuardE2eReport`].
+//! [`hindsight_report::GuardE2eReport`].
 
 mod defaults;
 mod poisoning;
@@ -62,15 +62,15 @@ pub fn write_outputs(eval: &DatasetEval, dir: &Path) -> Result<(), HarnessError>
         path: dir.display().to_string(),
         source,
     })?;
-    hindsight_eval::write_report(&eval.summary, dir)?;
+    hindsight_report::write_report(&eval.summary, dir)?;
     for (name, run) in &eval.runs {
-        hindsight_eval::write_trec_run(
+        hindsight_report::write_trec_run(
             dir.join("runs").join(format!("{name}.trec")),
             run,
             name,
             100,
         )?;
     }
-    hindsight_eval::write_qrels(dir.join("qrels.tsv"), &eval.qrels)?;
+    hindsight_report::write_qrels(dir.join("qrels.tsv"), &eval.qrels)?;
     Ok(())
 }

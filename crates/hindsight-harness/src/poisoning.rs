@@ -28,10 +28,8 @@ use chrono::{DateTime, Duration, Utc};
 use hindsight_core::{ErrorKind, MemoryId, MemoryKind, Namespace, NewMemory, Source, Status};
 use hindsight_dataset::{Dataset, QueryRecord};
 use hindsight_engine::{Engine, SearchRequest};
-use hindsight_eval::{
-    BootstrapConfig, GuardE2eReport, IngestGuardCounts, PoisonArm, VariantOutcome, bootstrap_ci,
-    evaluate_query,
-};
+use hindsight_eval::{BootstrapConfig, bootstrap_ci, evaluate_query};
+use hindsight_report::{GuardE2eReport, IngestGuardCounts, PoisonArm, VariantOutcome};
 use serde::{Deserialize, Serialize};
 use tracing::info;
 

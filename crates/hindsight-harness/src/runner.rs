@@ -8,9 +8,12 @@ use hindsight_core::{Filter, Namespace};
 use hindsight_dataset::Dataset;
 use hindsight_engine::{Candidates, Engine, RetrievalConfig, SearchRequest};
 use hindsight_eval::{
-    BootstrapConfig, Counts, EmbedderInfo, GridPoint, HalfLifePoint, Metric, PerQueryMetrics,
-    PermutationConfig, Qrels, QueryTags, Run, SetupReport, Significance, Summary, Timing,
-    TunedFold, Tuning, cross_validate, evaluate, evaluate_query, run_scores, simplex_grid,
+    BootstrapConfig, Metric, PerQueryMetrics, PermutationConfig, Qrels, QueryTags, Run,
+    cross_validate, evaluate, evaluate_query, run_scores, simplex_grid,
+};
+use hindsight_report::{
+    Counts, EmbedderInfo, GridPoint, HalfLifePoint, SetupReport, Significance, Summary, Timing,
+    TunedFold, Tuning,
 };
 use hindsight_retrieval::{FusionMethod, Normalization, PathWeights};
 use tracing::info;

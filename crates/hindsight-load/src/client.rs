@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use hindsight_eval::{LoadLevel, ServerProfile, StageStats};
+use hindsight_report::{LoadLevel, ServerProfile, StageStats};
 use serde_json::{Value, json};
 
 /// Why a call failed.

@@ -17,7 +17,7 @@
 //!   calls go into HDR histograms (to [`HISTOGRAM_MAX`]; a longer one is counted as capped);
 //!   failed calls are counted by operation and kind. Each level also records the most requests
 //!   in flight and the store's memory count before and after it. The result is a
-//!   [`hindsight_eval::LoadSummary`] with the run's settings and the server's build, which
+//!   [`hindsight_report::LoadSummary`] with the run's settings and the server's build, which
 //!   `hindsight-eval` renders.
 //! - [`ann_recall`] measures HNSW recall@k against the exact scan over real stored vectors.
 
@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use hindsight_eval::{LoadConfig, LoadLevel, LoadSummary};
+use hindsight_report::{LoadConfig, LoadLevel, LoadSummary};
 use serde_json::Value;
 
 pub use client::{CallError, McpClient, check_loopback};

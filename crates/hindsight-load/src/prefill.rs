@@ -9,9 +9,8 @@ use chrono::{DateTime, Utc};
 use hindsight_core::{Namespace, NewMemory, Store, VectorIndex};
 use hindsight_embed::Embedder;
 use hindsight_engine::Engine;
-use hindsight_eval::{AnnRecall, AnnSweepRow, Int8SweepRow, PrefilterSweepRow};
 use hindsight_index::{AnnConfig, AnnIndex, FlatIndex, PREFILTER_MIN, SearchMode};
-use hindsight_store_sqlite::SqliteStore;
+use hindsight_report::{AnnRecall, AnnSweepRow, Int8SweepRow, PrefilterSweepRow};
 use serde::{Deserialize, Serialize};
 
 use crate::LoadError;
@@ -66,12 +65,14 @@ pub fn prefill_records(
     out
 }
 
-/// Writes `n` memories into a fresh store at `data_dir` through [`Engine::import`] (batches of
-/// 256; the embedder should be disk-cached so a second prefill embeds nothing). The store is
-/// opened exact-only, so no HNSW graph is built during the prefill: the server builds it at open.
-#[allow(clippy::too_many_arguments)] // a flat command surface; a config struct is the follow-up
+/// Writes `n` memories into the empty `store` through [`Engine::import`] (batches of 256; the
+/// embedder should be disk-cached so a second prefill embeds nothing) and records how in
+/// `manifest_dir` ([`MANIFEST`]). The caller chooses and opens the store: for the embedded one,
+/// opened exact-only, no HNSW graph is built during the prefill (the server builds it at open).
+#[allow(clippy::too_many_arguments)] // a flat command surface
 pub async fn prefill(
-    data_dir: &Path,
+    store: Arc<dyn Store>,
+    manifest_dir: &Path,
     n: usize,
     namespace: &str,
     seed: u64,
@@ -82,16 +83,14 @@ pub async fn prefill(
 ) -> Result<PrefillManifest, LoadError> {
     let started = Instant::now();
     let space = embedder.space();
-    let store = SqliteStore::open_with(data_dir, space.clone(), AnnConfig::exact_only()).await?;
     let stats = store.stats().await?;
     if stats.memories > 0 {
         return Err(LoadError::Input(format!(
-            "{} already holds {} memories; prefill needs an empty data directory",
-            data_dir.display(),
+            "the {} store already holds {} memories; prefill needs an empty one",
+            store.backend_name(),
             stats.memories
         )));
     }
-    let store: Arc<dyn Store> = Arc::new(store);
     let engine = Engine::builder(store.clone(), embedder).build()?;
     let records = prefill_records(n, namespace, seed, dataset_texts);
     let from_dataset = dataset_texts.len().min(n);
@@ -105,7 +104,9 @@ pub async fn prefill(
         embedder: space.to_string(),
         seconds: started.elapsed().as_secs_f64(),
     };
-    let path = data_dir.join(MANIFEST);
+    std::fs::create_dir_all(manifest_dir)
+        .map_err(|e| LoadError::Input(format!("creating {}: {e}", manifest_dir.display())))?;
+    let path = manifest_dir.join(MANIFEST);
     let json = serde_json::to_string_pretty(&manifest)
         .map_err(|e| LoadError::Input(format!("serialising the manifest: {e}")))?;
     std::fs::write(&path, json)

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use hindsight_eval::{DispatchLag, LoadLevel, OpStats, SlowCall};
+use hindsight_report::{DispatchLag, LoadLevel, OpStats, SlowCall};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};

@@ -98,6 +98,20 @@ pub fn search_filter(ns: &Namespace, filter: &Filter) -> qdrant::Filter {
 /// caller takes only the newest matches (a hint alone never enumerates a namespace). Returns `None`
 /// when the query has no signal at all. Signals compare ASCII-case-insensitively, like
 /// [`StructuredQuery::score`], through the lowercased payload copies.
+/// The query's hints (kinds, tags), one condition each, lowercased like the stored fields.
+pub fn hint_conditions(query: &StructuredQuery) -> Vec<Condition> {
+    let mut out = Vec::new();
+    if !query.kinds.is_empty() {
+        let kinds: Vec<&str> = query.kinds.iter().map(|k| k.as_str()).collect();
+        out.push(any_of(field::KIND, &kinds));
+    }
+    if !query.tags.is_empty() {
+        let tags: Vec<String> = query.tags.iter().map(|t| t.to_ascii_lowercase()).collect();
+        out.push(any_of(field::TAGS_LC, &tags));
+    }
+    out
+}
+
 pub fn structured_filter(
     ns: &Namespace,
     filter: &Filter,
@@ -125,14 +139,7 @@ pub fn structured_filter(
             should.push(created_range(r));
         }
     } else {
-        if !query.kinds.is_empty() {
-            let kinds: Vec<&str> = query.kinds.iter().map(|k| k.as_str()).collect();
-            should.push(any_of(field::KIND, &kinds));
-        }
-        if !query.tags.is_empty() {
-            let tags: Vec<String> = query.tags.iter().map(|t| t.to_ascii_lowercase()).collect();
-            should.push(any_of(field::TAGS_LC, &tags));
-        }
+        should = hint_conditions(query);
     }
     if should.is_empty() {
         return None;

@@ -23,7 +23,7 @@ use qdrant_client::qdrant::{
 };
 use qdrant_client::{Payload, Qdrant, QdrantError};
 
-use crate::conditions::{keyword, namespace, search_filter, structured_filter};
+use crate::conditions::{hint_conditions, keyword, namespace, search_filter, structured_filter};
 use crate::config::{QdrantConfig, collection_name, parse_collection_name, validate_prefix};
 use crate::ids::point_id;
 use crate::locks::{self, IdLocks};
@@ -37,7 +37,8 @@ const UPSERT_CHUNK: usize = 256;
 const SCROLL_PAGE: u32 = 512;
 /// Ids per `get_points` request.
 const GET_CHUNK: usize = 512;
-/// Structured path without a selective signal: at most `k × HINT_CAP` newest hint matches.
+/// Structured path: at most `k × HINT_CAP` newest matches per source (each selective signal, or
+/// the hints together).
 const HINT_CAP: usize = 10;
 /// Schema version recorded in the collection metadata.
 const SCHEMA: i64 = 1;
@@ -918,15 +919,46 @@ impl Store for QdrantStore {
         let Some(qf) = structured_filter(ns, filter, query) else {
             return Ok(Vec::new());
         };
-        let points = if query.has_selective_signal() {
-            self.scroll_all(qf, &[field::MEMORY]).await?
+        // Every source is capped at the newest `k × HINT_CAP` matches, as on the other
+        // backends, so neither a popular entity, a wide time window nor a hint enumerates a
+        // namespace. Qdrant cannot order by the structured score, so the better-scored matches
+        // come from sources of their own: with selective signals (the identifiers, each entity
+        // pair, the time window), each signal alone, each two signals together, and each signal
+        // with each hint (kind, tags); hints alone are one source.
+        let sources: Vec<qdrant::Filter> = if query.has_selective_signal() {
+            let signals = &qf.should;
+            let hints = hint_conditions(query);
+            let with = |conds: Vec<Condition>| {
+                let mut f = qdrant::Filter {
+                    should: Vec::new(),
+                    ..qf.clone()
+                };
+                f.must.extend(conds);
+                f
+            };
+            let mut out = Vec::new();
+            for (i, s) in signals.iter().enumerate() {
+                out.push(with(vec![s.clone()]));
+                for t in &signals[i + 1..] {
+                    out.push(with(vec![s.clone(), t.clone()]));
+                }
+                for h in &hints {
+                    out.push(with(vec![s.clone(), h.clone()]));
+                }
+            }
+            out
         } else {
-            // Hints alone: the newest matches only, so a hint never enumerates a namespace.
-            let cap = u32::try_from(k.saturating_mul(HINT_CAP)).unwrap_or(u32::MAX);
-            self.client
+            vec![qf]
+        };
+        let cap = u32::try_from(k.saturating_mul(HINT_CAP)).unwrap_or(u32::MAX);
+        let mut seen = HashSet::new();
+        let mut memories = Vec::new();
+        for source in sources {
+            let points = self
+                .client
                 .scroll(
                     ScrollPointsBuilder::new(&self.collection)
-                        .filter(qf)
+                        .filter(source)
                         .limit(cap)
                         .order_by(
                             OrderByBuilder::new(field::CREATED_US)
@@ -938,12 +970,14 @@ impl Store for QdrantStore {
                 )
                 .await
                 .map_err(qerr(format!("structured search in namespace {ns}")))?
-                .result
-        };
-        let memories = points
-            .iter()
-            .map(|p| memory_from_payload(&p.payload, &pid_text(p.id.as_ref())))
-            .collect::<Result<Vec<_>>>()?;
+                .result;
+            for p in &points {
+                let key = pid_text(p.id.as_ref());
+                if seen.insert(key.clone()) {
+                    memories.push(memory_from_payload(&p.payload, &key)?);
+                }
+            }
+        }
         Ok(query.rank(ns, filter, memories, k))
     }
 

@@ -55,6 +55,23 @@ pub async fn open_postgres(pg: &PgBackend, space: EmbeddingSpace) -> Result<Post
         .with_context(|| format!("opening PostgreSQL store (schema {})", pg.schema))
 }
 
+/// Empties the schema `pg` names: drops it with everything in it (a store of `space`; another
+/// space is refused, as a guard against dropping the wrong schema).
+pub async fn clear_postgres(pg: &PgBackend, space: EmbeddingSpace) -> Result<()> {
+    match PostgresStore::connect(pg.config(), space).await {
+        Ok(store) => store
+            .drop_schema()
+            .await
+            .with_context(|| format!("dropping schema {}", pg.schema)),
+        Err(e) if e.kind == hindsight_core::ErrorKind::EmbeddingMismatch => bail!(
+            "schema {} holds another embedding space; drop it with `DROP SCHEMA {} CASCADE`",
+            pg.schema,
+            pg.schema
+        ),
+        Err(e) => Err(e).with_context(|| format!("opening schema {}", pg.schema)),
+    }
+}
+
 /// A PostgreSQL backend whose schema is EMPTY: `{schema}_{label}` (label reduced to `[a-z0-9_]`,
 /// at most 63 characters), with whatever an earlier run left there dropped. `eval` uses it for
 /// its fresh store per dataset.

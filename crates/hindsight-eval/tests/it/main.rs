@@ -2,5 +2,4 @@
 //! binary links the whole dependency graph; one per crate keeps CI's disk and link time small).
 
 mod metric_props;
-mod report_smoke;
 mod trec_eval_parity;

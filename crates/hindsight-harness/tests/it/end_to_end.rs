@@ -208,7 +208,7 @@ async fn evaluates_every_setup_and_writes_the_report() {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
     let html = std::fs::read_to_string(dir.path().join("index.html")).expect("html");
-    assert!(html.contains(hindsight_eval::TEST_ONLY_BANNER));
+    assert!(html.contains(hindsight_report::TEST_ONLY_BANNER));
 }
 
 #[tokio::test]

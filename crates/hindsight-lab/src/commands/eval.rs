@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use hindsight_dataset::load_dataset;
-use hindsight_eval::{Summary, gate as run_gate};
 use hindsight_harness::{
     EvalOptions, Stage, default_setups, evaluate_dataset, parse_setups, write_outputs,
 };
+use hindsight_report::{Summary, gate as run_gate};
 use indicatif::ProgressBar;
 
 use hindsight_cli::Globals;
@@ -66,7 +66,7 @@ pub struct Args {
 }
 
 /// The load run `--load-report` names, unless skipped; `Ok(None)` when it has no `summary.json`.
-fn attached_load_run(args: &Args) -> Result<Option<hindsight_eval::LoadSummary>> {
+fn attached_load_run(args: &Args) -> Result<Option<hindsight_report::LoadSummary>> {
     if args.no_load_report || args.quick {
         return Ok(None);
     }
@@ -79,7 +79,7 @@ fn attached_load_run(args: &Args) -> Result<Option<hindsight_eval::LoadSummary>>
         );
         return Ok(None);
     }
-    let run = hindsight_eval::LoadSummary::read(&path)
+    let run = hindsight_report::LoadSummary::read(&path)
         .with_context(|| format!("--load-report: reading {}", path.display()))?;
     eprintln!(
         "load run: {} ({} levels, started {})",
@@ -206,6 +206,20 @@ pub(crate) async fn fresh_engine(
     conversation_window: usize,
     queries: usize,
 ) -> Result<(hindsight_engine::Engine, BackendUrl)> {
+    let (builder, url) =
+        fresh_engine_builder(cli, embedders, backend, name, conversation_window, queries).await?;
+    Ok((builder.build()?, url))
+}
+
+/// [`fresh_engine`] before it is built (a guard or a consensus check may still be added).
+pub(crate) async fn fresh_engine_builder(
+    cli: &Globals,
+    embedders: &hindsight_embed::Embedders,
+    backend: &BackendUrl,
+    name: &str,
+    conversation_window: usize,
+    queries: usize,
+) -> Result<(hindsight_engine::EngineBuilder, BackendUrl)> {
     let space = embedders.docs.space();
     let url = match backend {
         BackendUrl::Sqlite(root) => {
@@ -225,14 +239,13 @@ pub(crate) async fn fresh_engine(
         other => other.clone(),
     };
     let store = open_store(&url, space, cli.ann_config()).await?;
-    let engine = hindsight_cli::commands::engine_over(embedders, store)
+    let builder = hindsight_cli::commands::engine_over(embedders, store)
         .query_cache(queries.max(1024))
         .write_config(hindsight_engine::WriteConfig {
             conversation_window,
             ..hindsight_engine::WriteConfig::default()
-        })
-        .build()?;
-    Ok((engine, url))
+        });
+    Ok((builder, url))
 }
 
 pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
@@ -263,7 +276,7 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
     };
     let backend = chosen_backend(cli)?;
     // The guard's labelled sets are scored once and shown in every dataset's report.
-    let mut guard_tables: Option<hindsight_eval::GuardSection> = None;
+    let mut guard_tables: Option<hindsight_report::GuardSection> = None;
     for dir in &datasets {
         let t = Instant::now();
         let Some(dataset) = load_any(dir)? else {
@@ -328,7 +341,13 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
                 );
             }
             let mut section = guard_tables.clone().unwrap_or_default();
-            match super::guard_eval::poisoning(&dataset, guard, &embedders, args.quick).await {
+            let arms = super::guard_eval::PoisonArms {
+                cli,
+                embedders: &embedders,
+                backend: &backend,
+                conversation_window: args.conversation_window,
+            };
+            match super::guard_eval::poisoning(&dataset, guard, &arms, args.quick).await {
                 Ok(e2e) => section.e2e.push(e2e),
                 Err(e) => eprintln!("poisoning evaluation skipped: {e:#}"),
             }

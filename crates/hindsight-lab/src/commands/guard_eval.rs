@@ -7,19 +7,18 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use hindsight_cli::Globals;
-use hindsight_cli::backend::{BackendUrl, open_store};
+use hindsight_cli::backend::BackendUrl;
 use hindsight_cli::commands::guard::{cached_embedder, embed_all};
 use hindsight_dataset::Dataset;
 use hindsight_embed::Embedders;
-use hindsight_engine::{EngineBuilder, RuleConsensus};
-use hindsight_eval::{
-    GuardE2eReport, GuardModelInfo, GuardSection, RedactionReport, RedactionTypeRow,
-};
+use hindsight_engine::RuleConsensus;
 use hindsight_guard::{Guard, HeadKind};
 use hindsight_guard_lab::corpus::{GuardManifest, SetFormat};
 use hindsight_guard_lab::sets::{benign_rows, score, set_report};
 use hindsight_harness::{PoisonOptions, evaluate_poisoning};
-use hindsight_index::AnnConfig;
+use hindsight_report::{
+    GuardE2eReport, GuardModelInfo, GuardSection, RedactionReport, RedactionTypeRow,
+};
 
 /// Name of the guarded arm in the report.
 pub const GUARD_ARM: &str = "hindsight-guard+consensus";
@@ -177,29 +176,41 @@ pub fn manifest_section(
     Ok(section)
 }
 
-async fn fresh_engine(embedders: &Embedders, queries: usize) -> Result<EngineBuilder> {
-    let store = open_store(
-        &BackendUrl::SqliteMemory,
-        embedders.docs.space(),
-        AnnConfig::default(),
-    )
-    .await?;
-    Ok(hindsight_cli::commands::engine_over(embedders, store).query_cache(queries.max(1024)))
+/// Where the poisoning arms run: the eval's backend, embedders and write settings.
+pub struct PoisonArms<'a> {
+    pub cli: &'a Globals,
+    pub embedders: &'a Embedders,
+    pub backend: &'a BackendUrl,
+    pub conversation_window: usize,
 }
 
 /// End-to-end poisoning with the guard off vs on (guard + read-time consensus check), each on a
-/// fresh in-memory store.
+/// fresh store of the eval's backend.
 pub async fn poisoning(
     dataset: &Dataset,
     guard: Arc<Guard>,
-    embedders: &Embedders,
+    arms: &PoisonArms<'_>,
     quick: bool,
 ) -> Result<GuardE2eReport> {
-    let off = fresh_engine(embedders, dataset.queries.len())
+    let (off_name, on_name) = (
+        format!("{}-poison-off", dataset.meta.name),
+        format!("{}-poison-on", dataset.meta.name),
+    );
+    let arm = async |name: &str| {
+        super::eval::fresh_engine_builder(
+            arms.cli,
+            arms.embedders,
+            arms.backend,
+            name,
+            arms.conversation_window,
+            dataset.queries.len(),
+        )
+        .await
+    };
+    let off = arm(&off_name).await?.0.build()?;
+    let on = arm(&on_name)
         .await?
-        .build()?;
-    let on = fresh_engine(embedders, dataset.queries.len())
-        .await?
+        .0
         .guard(guard)
         .consensus(Arc::new(RuleConsensus))
         .build()?;

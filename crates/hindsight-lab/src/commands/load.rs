@@ -8,15 +8,16 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use hindsight_embed::Embedder;
-use hindsight_eval::{LoadLevel, LoadSummary, write_load_report};
 use hindsight_load::{Bounds, Mix, Phase, PrefillManifest, RunConfig};
+use hindsight_report::{LoadLevel, LoadSummary, write_load_report};
 
 use hindsight_cli::Globals;
 
 #[derive(Debug, Subcommand)]
 pub enum LoadCommand {
-    /// Write N memories into an empty data directory (`--data`), embedded once and cached,
-    /// before starting `hindsight serve` on it.
+    /// Write N memories into an empty store, embedded once and cached, before starting
+    /// `hindsight serve` on it: the embedded store in `--data`, or `--backend URL` (the
+    /// prefill's manifest goes to `--data` either way).
     Prefill(PrefillArgs),
     /// Drive a running server over streamable HTTP and write the load report.
     Run(Box<RunArgs>),
@@ -37,6 +38,9 @@ pub struct PrefillArgs {
     /// Dataset whose memory texts come first (the rest is generated); `none` for generated only.
     #[arg(long, default_value = "datasets/retrieval/agent-memory-bilingual")]
     pub dataset: String,
+    /// With `--backend`: empty the PostgreSQL schema or Qdrant prefix it names first.
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -166,8 +170,28 @@ async fn prefill(cli: &Globals, a: &PrefillArgs) -> Result<ExitCode> {
     let dir = data_dir(cli)?;
     let embedder = cached_embedder(cli)?;
     let texts = dataset_memories(&a.dataset)?;
+    // The memories go to --backend when given, else to the embedded store in --data, opened
+    // exact-only (the server builds its graph at open); the manifest always goes to --data.
+    let store = match &cli.backend {
+        Some(url) => {
+            let url = hindsight_cli::backend::BackendUrl::parse(url)?;
+            if a.fresh {
+                hindsight_cli::backend::clear(&url, embedder.space()).await?;
+            }
+            hindsight_cli::backend::open_store(&url, embedder.space(), cli.ann_config()).await?
+        }
+        None => {
+            hindsight_cli::backend::open_store(
+                &hindsight_cli::backend::BackendUrl::Sqlite(dir.clone()),
+                embedder.space(),
+                hindsight_index::AnnConfig::exact_only(),
+            )
+            .await?
+        }
+    };
     let bar = hindsight_cli::progress::bar(a.n as u64, "prefill");
     let manifest = hindsight_load::prefill(
+        store,
         &dir,
         a.n,
         &a.namespace,
@@ -196,7 +220,7 @@ fn recall(
     dataset: &str,
     n_queries: usize,
     config: hindsight_index::AnnConfig,
-) -> Result<hindsight_eval::AnnRecall> {
+) -> Result<hindsight_report::AnnRecall> {
     let manifest = PrefillManifest::read(dir)?;
     let embedder = cached_embedder(cli)?;
     let texts = dataset_memories(dataset)?;
@@ -434,7 +458,7 @@ mod tests {
     use clap::Parser;
 
     use crate::LabCli;
-    use hindsight_eval::OpStats;
+    use hindsight_report::OpStats;
 
     fn level(phase: &str, mode: &str, errors: u64, count: u64) -> LoadLevel {
         LoadLevel {

@@ -1,6 +1,21 @@
-//! Reports: the [`Summary`] wire type and everything written from it (JSON, CSV/Markdown tables,
-//! SVG/PNG plots, `index.html`), plus TREC run/qrels writers.
+//! Reports of hindsight's evaluations: wire types, tables, plots, HTML and the regression gate.
+//!
+//! - **Evaluation report** ([`Summary`], [`write_report`]): the JSON wire type of one evaluation
+//!   run (built with [`SetupReport::from_per_query`] and [`Significance::between`]) and its
+//!   rendering as Markdown/CSV tables (polars), SVG plots (plotters) and a self-contained
+//!   `index.html`. [`write_trec_run`] and [`write_qrels`] export runs for external tools.
+//! - **Load report** ([`LoadSummary`], [`write_load_report`]): the wire type of a `hindsight-lab
+//!   load` run (latency percentiles and throughput per level and operation, ANN recall) and its
+//!   tables, charts and page.
+//! - **Guard section** ([`GuardSection`]): the write guard's catch rate per labelled set
+//!   ([`GuardSetReport`]), false positives per benign source ([`BenignSourceRow`]) and the
+//!   end-to-end poisoning evaluation ([`GuardE2eReport`]), rendered as `guard.md` and a section
+//!   of `index.html`.
+//! - **Gate** ([`gate`]): compares a [`Summary`] against a baseline and names every regression.
+//!
+//! The numbers come from `hindsight-eval` (metrics and statistics, pure functions).
 
+mod gate;
 mod guard;
 mod html;
 mod load;
@@ -11,10 +26,12 @@ mod trec;
 
 use std::path::{Path, PathBuf};
 
+pub use gate::{GateReport, MetricDelta, Missing, gate};
 pub use guard::{
     BenignSourceRow, ClusteredRate, GuardE2eReport, GuardModelInfo, GuardSection, GuardSetReport,
-    IngestGuardCounts, PoisonArm, Rate, RedactionReport, RedactionTypeRow, VariantOutcome,
+    IngestGuardCounts, PoisonArm, RedactionReport, RedactionTypeRow, VariantOutcome,
 };
+pub use hindsight_eval::Rate;
 pub use load::{
     AnnRecall, AnnSweepRow, DispatchLag, Int8SweepRow, LoadConfig, LoadLevel, LoadSummary, OpStats,
     PrefilterSweepRow, ServerProfile, SlowCall, StageStats, write_load_report,
@@ -26,7 +43,7 @@ pub use summary::{
 };
 pub use trec::{write_qrels, write_trec_run};
 
-use crate::error::{EvalError, Result};
+use hindsight_eval::{EvalError, Result};
 
 /// The text of the banner `index.html` shows for a test-only embedder.
 pub const TEST_ONLY_BANNER: &str = html::TEST_ONLY_BANNER;
@@ -36,7 +53,7 @@ pub const TEST_ONLY_BANNER: &str = html::TEST_ONLY_BANNER;
 pub struct ReportFiles {
     /// Every file written, in order.
     pub files: Vec<PathBuf>,
-    /// The charts (each written as `.svg` and `.png`).
+    /// The charts (each written as `.svg`).
     pub plots: Vec<PlotFile>,
 }
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::plots::PlotFile;
-use crate::report::summary::Summary;
+use crate::plots::PlotFile;
+use crate::summary::Summary;
 
 /// The banner shown when the embedder is test-only.
 pub(crate) const TEST_ONLY_BANNER: &str =
@@ -112,7 +112,7 @@ fn img(out: &mut String, plots: &[PlotFile], stem: &str) {
     if let Some(p) = plots.iter().find(|p| p.stem == stem) {
         let _ = writeln!(
             out,
-            "<p><img src=\"{0}.svg\" alt=\"{1}\"><br><a href=\"{0}.png\">PNG</a></p>",
+            "<p><img src=\"{0}.svg\" alt=\"{1}\"></p>",
             escape(&p.stem),
             escape(&p.title)
         );
@@ -283,7 +283,7 @@ pub(crate) fn index_html(
     }
 
     if let Some(section) = &summary.guard {
-        for t in crate::report::guard::guard_tables(section) {
+        for t in crate::guard::guard_tables(section) {
             let _ = writeln!(out, "<h2>{}</h2>", escape(&t.title));
             out.push_str(&table(&t.header, &t.rows));
         }

@@ -20,9 +20,9 @@
 
 use std::fmt;
 
-use crate::error::{EvalError, Result};
-use crate::metrics::Metric;
-use crate::report::Summary;
+use crate::Summary;
+use hindsight_eval::Metric;
+use hindsight_eval::{EvalError, Result};
 
 /// One compared value.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,7 +233,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::report::{Counts, EmbedderInfo, SetupReport, Timing};
+    use crate::{Counts, EmbedderInfo, SetupReport, Timing};
 
     fn summary(setups: &[(&str, &[(&str, f64)])]) -> Summary {
         Summary {

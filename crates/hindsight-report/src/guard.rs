@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use hindsight_eval::Rate;
 use serde::{Deserialize, Serialize};
 
 /// The optional `guard` section of a [`crate::Summary`].
@@ -132,19 +133,6 @@ pub struct RedactionTypeRow {
     pub removed: Rate,
     pub typed: Rate,
     pub precision: Rate,
-}
-
-/// A proportion with its sample size and a 95 % confidence interval.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    /// Number of cases.
-    pub n: usize,
-    /// Cases counted (caught attacks for a TPR, flagged benign writes for an FPR).
-    pub hits: usize,
-    /// `hits / n` (0 when `n` is 0).
-    pub rate: f64,
-    /// 95 % interval `[lo, hi]`.
-    pub ci95: [f64; 2],
 }
 
 /// What the guard did to the benign dataset while it was imported (false positives at ingest).

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use polars::prelude::{AnyValue, Column, CsvWriter, DataFrame, SerWriter};
 
-use crate::error::{EvalError, Result};
-use crate::metrics::Metric;
-use crate::report::summary::Summary;
+use crate::summary::Summary;
+use hindsight_eval::Metric;
+use hindsight_eval::{EvalError, Result};
 
 /// Metrics shown per tag.
 pub(crate) const TAG_METRICS: [Metric; 2] = [Metric::Ndcg10, Metric::Hit5];

@@ -13,11 +13,11 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::error::{EvalError, Result};
-use crate::report::summary::{GridPoint, HalfLifePoint, Summary};
-use crate::report::tables;
+use crate::summary::{GridPoint, HalfLifePoint, Summary};
+use crate::tables;
+use hindsight_eval::{EvalError, Result};
 
-const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+const FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const FONT: &str = "sans-serif";
 
 type DrawResult<DB> =
@@ -29,7 +29,7 @@ trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
 }
 
-/// One chart written by [`write_plots`]: `<stem>.svg` and `<stem>.png`.
+/// One chart written by [`write_plots`]: `<stem>.svg`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlotFile {
     /// File name without extension.
@@ -39,9 +39,9 @@ pub struct PlotFile {
 }
 
 impl PlotFile {
-    /// The two files the chart was written as in `dir` (`.svg`, `.png`).
-    pub(crate) fn paths(&self, dir: &Path) -> [PathBuf; 2] {
-        ["svg", "png"].map(|ext| dir.join(format!("{}.{ext}", self.stem)))
+    /// The file the chart was written as in `dir`.
+    pub(crate) fn paths(&self, dir: &Path) -> [PathBuf; 1] {
+        [dir.join(format!("{}.svg", self.stem))]
     }
 }
 
@@ -113,13 +113,7 @@ fn render(figure: &impl Figure, dir: &Path, stem: &str) -> Result<()> {
         message: e,
     };
     let svg = dir.join(format!("{stem}.svg"));
-    {
-        let root = SVGBackend::new(&svg, figure.size()).into_drawing_area();
-        figure.draw(&root).map_err(|e| err(e.to_string()))?;
-        root.present().map_err(|e| err(e.to_string()))?;
-    }
-    let png = dir.join(format!("{stem}.png"));
-    let root = BitMapBackend::new(&png, figure.size()).into_drawing_area();
+    let root = SVGBackend::new(&svg, figure.size()).into_drawing_area();
     figure.draw(&root).map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
 }

@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::{EvalError, Result};
-use crate::metrics::{Qrels, Run, rank_hits};
+use hindsight_eval::{EvalError, Result};
+use hindsight_eval::{Qrels, Run, rank_hits};
 
 /// Writes `qid Q0 docid rank score setup` lines, at most `depth` per query, ranked with the same
 /// tie-breaking as the metrics (score descending, document id descending, duplicates dropped).
@@ -56,7 +56,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::metrics::{evaluate, parse_qrels, parse_run};
+    use hindsight_eval::{evaluate, parse_qrels, parse_run};
 
     #[test]
     fn run_round_trips_with_trec_ranks() {

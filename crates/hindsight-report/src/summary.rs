@@ -5,11 +5,13 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{EvalError, Result};
-use crate::metrics::{Metric, PerQueryMetrics, QueryTags, aggregate, aggregate_by_tag};
-use crate::report::guard::GuardSection;
-use crate::report::load::LoadSummary;
-use crate::stats::{BootstrapConfig, PermutationConfig, bootstrap_cis, paired_randomization_test};
+use crate::guard::GuardSection;
+use crate::load::LoadSummary;
+use hindsight_eval::{
+    BootstrapConfig, PermutationConfig, bootstrap_cis, paired_randomization_test,
+};
+use hindsight_eval::{EvalError, Result};
+use hindsight_eval::{Metric, PerQueryMetrics, QueryTags, aggregate, aggregate_by_tag};
 
 /// Everything one evaluation run reports: written as `summary.json`, read back by the gate.
 /// Maps are `BTreeMap`s so that the JSON is byte-for-byte deterministic.
