@@ -58,6 +58,11 @@ services-stop:
 serve *ARGS="--auth-config config/tokens.example.toml":
     cargo run -p hindsight-cli -- serve --http 127.0.0.1:8080 {{ARGS}}
 
+# Rebuild the committed guard model (crates/hindsight-guard/model/classifier.json) from the training
+# and validation splits of datasets/guard/manifest.toml (real dialogues from ../shared/realdata when present).
+guard-models:
+    cargo run -p hindsight-lab -- guard train
+
 # Guard: catch rates and false positives on every labelled set of datasets/guard/manifest.toml.
 guard-eval:
     cargo run -p hindsight-lab -- guard eval

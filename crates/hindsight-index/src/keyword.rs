@@ -17,7 +17,8 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::flat::best_first;
-use crate::tokenizer::{MixedTokenizer, TOKENIZER_NAME, tokenize};
+use crate::tokenizer::{MixedTokenizer, TOKENIZER_NAME};
+use hindsight_text::tokenize;
 
 /// Errors of the keyword index.
 #[derive(Debug, thiserror::Error)]
@@ -146,11 +147,7 @@ struct Fields {
     neighbourhood: Field,
 }
 
-/// What a query term matched in a document's neighbourhood (the turns before it in its
-/// conversation) counts, relative to a match in the document's own text: a turn's context helps
-/// find it, but the turn after an answer must not match the question as well as the answer.
-/// Chosen on the two conversational datasets (`docs/decisions/conversation-neighbourhoods.md`).
-pub const NEIGHBOURHOOD_BOOST: f32 = 0.5;
+pub use hindsight_text::NEIGHBOURHOOD_BOOST;
 
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -218,7 +215,7 @@ impl KeywordIndex {
             path: dir.display().to_string(),
             source: e,
         };
-        crate::tokenizer::warm_up();
+        hindsight_text::warm_up();
         std::fs::create_dir_all(dir).map_err(|e| dir_err(Box::new(e)))?;
         let mmap = MmapDirectory::open(dir).map_err(|e| dir_err(Box::new(e)))?;
         let (schema, fields) = schema();

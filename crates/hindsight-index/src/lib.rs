@@ -16,8 +16,8 @@
 //!   than `k` accepted hits. Every hit carries its exact f32 score from the flat copy.
 //! - [`KeywordIndex`] is a tantivy BM25 index over memory text, partitioned by namespace, with a
 //!   stored watermark so the owner can detect that it lags.
-//! - [`tokenize`] / [`MixedTokenizer`] split mixed Chinese (jieba) and English text into terms;
-//!   the same tokenizer drives indexing and query construction.
+//! - [`MixedTokenizer`] adapts the shared analyzer (`hindsight-text`, re-exported as
+//!   [`tokenize`]) to tantivy; the same terms drive indexing and query construction.
 
 mod ann;
 mod flat;
@@ -27,7 +27,6 @@ mod tokenizer;
 
 pub use ann::{AnnConfig, AnnIndex, PREFILTER_MIN, SearchMode};
 pub use flat::FlatIndex;
+pub use hindsight_text::{Piece, TOKENIZER_VERSION, pieces, tokenize};
 pub use keyword::{KeywordError, KeywordIndex, NEIGHBOURHOOD_BOOST, Result as KeywordResult};
-pub use tokenizer::{
-    MixedTokenStream, MixedTokenizer, Piece, TOKENIZER_NAME, TOKENIZER_VERSION, pieces, tokenize,
-};
+pub use tokenizer::{MixedTokenStream, MixedTokenizer, TOKENIZER_NAME};

@@ -1,6 +1,6 @@
 //! BM25 keyword scoring in SQL, with the embedded backend's analyzer and formula.
 //!
-//! Terms come from [`hindsight_index::tokenize`] (Snowball English stems, stop words dropped,
+//! Terms come from [`hindsight_text::tokenize`] (Snowball English stems, stop words dropped,
 //! jieba for Chinese, identifiers whole and in parts), so PostgreSQL's own parser and
 //! dictionaries never see the text. A memory is a document of two fields, as in the embedded
 //! `KeywordIndex`: its own text ([`Memory::own_text`]: content and context) and its
@@ -29,7 +29,7 @@
 //!   lengths. Each write adds its delta in its own transaction as its last statement (several
 //!   namespaces in key order), so a writer holds the row only until its commit, never while it
 //!   waits for another lock: no deadlock with the memories' row locks.
-//! - `hs_meta.bm25_tokenizer`: the [`hindsight_index::TOKENIZER_VERSION`] the postings were built
+//! - `hs_meta.bm25_tokenizer`: the [`hindsight_text::TOKENIZER_VERSION`] the postings were built
 //!   with; another version, or a memory count that disagrees with `bm25_stats`, rebuilds them on
 //!   open.
 
@@ -46,7 +46,7 @@ pub(crate) const K1: f64 = 1.2;
 pub(crate) const B: f64 = 0.75;
 /// Weight of a match in the neighbourhood relative to one in the memory's own text: the
 /// embedded keyword index's field boost, so both backends rank alike.
-pub(crate) const NEIGHBOURHOOD_BOOST: f64 = hindsight_index::NEIGHBOURHOOD_BOOST as f64;
+pub(crate) const NEIGHBOURHOOD_BOOST: f64 = hindsight_text::NEIGHBOURHOOD_BOOST as f64;
 
 /// `hs_meta` key recording the tokenizer version the postings were built with.
 pub(crate) const META_TOKENIZER: &str = "bm25_tokenizer";
@@ -63,7 +63,7 @@ fn usable(t: &str) -> bool {
 /// The distinct terms of a user query, sorted (empty when it has none). Any user text is safe:
 /// only tokenizer terms reach PostgreSQL, as bound parameters.
 pub(crate) fn query_terms(query: &str) -> Vec<String> {
-    hindsight_index::tokenize(query)
+    hindsight_text::tokenize(query)
         .into_iter()
         .filter(|t| usable(t))
         .collect::<BTreeSet<_>>()
@@ -89,11 +89,11 @@ fn count(len: usize) -> i32 {
 impl DocTerms {
     /// The postings of a document with these two fields.
     pub(crate) fn of(own_text: &str, neighbourhood: &str) -> Self {
-        let own = hindsight_index::tokenize(own_text);
+        let own = hindsight_text::tokenize(own_text);
         let near = if neighbourhood.is_empty() {
             Vec::new()
         } else {
-            hindsight_index::tokenize(neighbourhood)
+            hindsight_text::tokenize(neighbourhood)
         };
         let mut terms: BTreeMap<String, (i32, i32)> = BTreeMap::new();
         for t in own.iter().filter(|t| usable(t)) {
@@ -309,10 +309,10 @@ pub(crate) async fn needs_rebuild(conn: &mut PgConnection) -> Result<Option<Stri
         .map_err(db_err)?;
     match built {
         None => return Ok(Some("no keyword postings yet".into())),
-        Some(v) if v != hindsight_index::TOKENIZER_VERSION => {
+        Some(v) if v != hindsight_text::TOKENIZER_VERSION => {
             return Ok(Some(format!(
                 "postings built with tokenizer version {v}, this build's is {}",
-                hindsight_index::TOKENIZER_VERSION
+                hindsight_text::TOKENIZER_VERSION
             )));
         }
         Some(_) => {}
@@ -383,7 +383,7 @@ pub(crate) async fn rebuild(conn: &mut PgConnection) -> Result<u64> {
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     )
     .bind(META_TOKENIZER)
-    .bind(hindsight_index::TOKENIZER_VERSION)
+    .bind(hindsight_text::TOKENIZER_VERSION)
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;

@@ -12,7 +12,7 @@
 //!   [`hindsight_core::ErrorKind::EmbeddingMismatch`]. A store of an older table layout is
 //!   upgraded on open.
 //! - `bm25` (private) is the keyword path: BM25 computed in SQL over postings of
-//!   [`hindsight_index::tokenize`]'s terms (jieba for Chinese, Snowball English stems, stop words
+//!   [`hindsight_text::tokenize`]'s terms (jieba for Chinese, Snowball English stems, stop words
 //!   dropped), with the embedded backend's formula (`k1` 1.2, `b` 0.75, the neighbourhood as a
 //!   second field at half weight) and per-namespace statistics kept in the same transaction as
 //!   each write. The postings are derived data: rebuilt from `memories` on open when they were

@@ -37,7 +37,7 @@
 //!
 //! **Keyword path: Qdrant sparse vectors with the IDF modifier, not a tantivy sidecar.** Each point
 //! carries a `bm25` sparse vector of BM25 term-frequency weights from the same jieba/English
-//! tokenizer as the embedded backend (`hindsight_index::tokenize`), and Qdrant applies the IDF at
+//! tokenizer as the embedded backend (`hindsight_text::tokenize`), and Qdrant applies the IDF at
 //! query time. A sidecar would give byte-identical BM25 scores, but it would be a second copy of the
 //! data in each process. It would have to be rebuilt by scrolling the collection on every start,
 //! and it would silently miss writes made by other processes: Qdrant has no atomic counter that

@@ -1,6 +1,6 @@
 //! The keyword path's document and query vectors: BM25 term weights as Qdrant sparse vectors.
 //!
-//! Text is split by [`hindsight_index::tokenize`], the same Chinese (jieba) + English tokenizer the
+//! Text is split by [`hindsight_text::tokenize`], the same Chinese (jieba) + English tokenizer the
 //! embedded backend's tantivy index uses, so identifiers (`ORD-77812`), English words and
 //! unsegmented Chinese produce the same terms in both backends. Each term maps to a `u32` dimension
 //! by FNV-1a; the document value is BM25's saturated term frequency
@@ -33,7 +33,7 @@ pub fn term_dim(term: &str) -> u32 {
 
 /// Sparse vector `(indices, values)` of a document's indexed text, indices ascending.
 pub fn document_vector(text: &str) -> (Vec<u32>, Vec<f32>) {
-    let terms = hindsight_index::tokenize(text);
+    let terms = hindsight_text::tokenize(text);
     let len = terms.len() as f32;
     let mut tf: BTreeMap<u32, f32> = BTreeMap::new();
     for t in &terms {
@@ -48,7 +48,7 @@ pub fn document_vector(text: &str) -> (Vec<u32>, Vec<f32>) {
 /// Sparse query vector: weight 1 per distinct term (Qdrant applies the IDF), indices ascending.
 /// Empty when the text has no terms (punctuation only), in which case there is nothing to search.
 pub fn query_vector(text: &str) -> (Vec<u32>, Vec<f32>) {
-    let mut dims: Vec<u32> = hindsight_index::tokenize(text)
+    let mut dims: Vec<u32> = hindsight_text::tokenize(text)
         .iter()
         .map(|t| term_dim(t))
         .collect();
@@ -79,7 +79,7 @@ mod tests {
     fn document_weights_follow_bm25_tf() {
         let doc = document_vector("database database migration");
         assert!(doc.0.windows(2).all(|w| w[0] < w[1]), "indices ascending");
-        let len = hindsight_index::tokenize("database database migration").len() as f32;
+        let len = hindsight_text::tokenize("database database migration").len() as f32;
         let norm = K1 * (1.0 - B + B * len / AVG_DOC_LEN);
         // Terms are the shared analyzer's stems.
         let two = weight(&doc, "databas").expect("database indexed");
