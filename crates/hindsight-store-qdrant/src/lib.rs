@@ -74,6 +74,7 @@ mod locks;
 mod payload;
 mod sparse;
 mod store;
+mod version;
 
 pub use config::{DEFAULT_PREFIX, QdrantConfig, collection_name};
 pub use ids::point_id;

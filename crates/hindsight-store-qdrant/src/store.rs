@@ -195,6 +195,12 @@ impl QdrantStore {
             space,
         };
         store.ensure_collection().await?;
+        let health = store
+            .client
+            .health_check()
+            .await
+            .map_err(qerr(format!("health check of {}", store.config.url)))?;
+        crate::version::check(&store.config.url, &health.version);
         Ok(store)
     }
 
