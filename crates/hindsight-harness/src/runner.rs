@@ -217,6 +217,11 @@ fn elapsed(t: Instant) -> f64 {
 
 /// Evaluates `setups` on `dataset`. `engine` must be empty: the dataset's memories are imported
 /// into it (ids, times and statuses as given, no dedup).
+///
+/// The steps: import and fetch every path's candidates once per query, at the deepest depth any
+/// setup needs ([`prepare_dataset`]); rank the fixed setups ([`rank_fixed`]); tune the tuned one
+/// by cross-validated grid search ([`tune`]); bootstrap intervals, per-tag means and significance
+/// tests ([`setup_reports`]); and the half-life sweep.
 pub async fn evaluate_dataset(
     dataset: &Dataset,
     engine: &Engine,
@@ -227,23 +232,7 @@ pub async fn evaluate_dataset(
 ) -> Result<DatasetEval, HarnessError> {
     let started = Instant::now();
     let mut stages = BTreeMap::new();
-    if setups.is_empty() {
-        return Err(HarnessError::Setup("no setups to evaluate".into()));
-    }
-    // The summary holds one tuning record; a second tuned setup would overwrite the first's.
-    let tuned: Vec<&str> = setups
-        .iter()
-        .filter(|s| s.tune)
-        .map(|s| s.name.as_str())
-        .collect();
-    if tuned.len() > 1 {
-        return Err(HarnessError::Setup(format!(
-            "at most one setup can be tuned per evaluation, got {}: {}",
-            tuned.len(),
-            tuned.join(", ")
-        )));
-    }
-    // 1-2. Ingest; candidates per query (all paths, deepest depth any setup needs).
+    check_setups(setups)?;
     let depth = setups
         .iter()
         .map(|s| s.retrieval.depth(opts.top_k))
@@ -256,182 +245,34 @@ pub async fn evaluate_dataset(
         ..
     } = prepare_dataset(dataset, engine, depth, opts.top_k, opts.quick, progress).await?;
     stages.extend(prepared);
-    let queries: Vec<_> = dataset
+    let tags: QueryTags = dataset
         .queries
         .iter()
         .enumerate()
         .filter(|(i, _)| !opts.quick || i % 5 < 2)
-        .map(|(_, q)| q)
-        .collect();
-    let tags: QueryTags = queries
-        .iter()
-        .map(|q| (q.id.clone(), q.tags.clone()))
+        .map(|(_, q)| (q.id.clone(), q.tags.clone()))
         .collect();
 
-    let run_of = |config: &RetrievalConfig, subset: Option<&BTreeSet<&str>>| -> Run {
-        let d = config.depth(opts.top_k);
-        cases
-            .iter()
-            .filter(|c| subset.is_none_or(|s| s.contains(c.id.as_str())))
-            .map(|c| {
-                let served: Vec<(String, f64)> = c
-                    .cands
-                    .rank(config, d)
-                    .into_iter()
-                    .take(opts.run_depth)
-                    .map(|h| (h.fused.id.0, h.score))
-                    .collect();
-                (c.id.clone(), run_scores(&served))
-            })
-            .collect()
-    };
-
-    // 3. Fixed setups.
     let t = Instant::now();
-    let mut runs: BTreeMap<String, Run> = BTreeMap::new();
-    let mut per_query: BTreeMap<String, PerQueryMetrics> = BTreeMap::new();
-    let mut reports = BTreeMap::new();
-    let mut tuning = None;
-    let fixed: Vec<&Setup> = setups.iter().filter(|s| !s.tune).collect();
-    for (i, s) in fixed.iter().enumerate() {
-        let run = run_of(&s.retrieval, None);
-        per_query.insert(s.name.clone(), evaluate(&qrels, &run));
-        runs.insert(s.name.clone(), run);
-        progress(Stage::Rank, i + 1, fixed.len());
-    }
+    let (mut runs, mut per_query) = rank_fixed(setups, &cases, &qrels, opts, progress);
     stages.insert("rank".to_owned(), elapsed(t));
 
-    // 4. Tuned setups: CV grid search over weights x normalisation.
     let t = Instant::now();
-    let judged: Vec<String> = qrels
-        .iter()
-        .filter(|(_, d)| d.values().any(|&r| r > 0))
-        .map(|(q, _)| q.clone())
-        .collect();
+    let mut tuning = None;
     for s in setups.iter().filter(|s| s.tune) {
-        let grid = simplex_grid(opts.grid_step)?;
-        let configs: Vec<(PathWeights, Normalization)> = Normalization::ALL
-            .into_iter()
-            .flat_map(|n| {
-                grid.iter()
-                    .map(move |w| (PathWeights::new(w[0], w[1], w[2]), n))
-            })
-            .collect();
-        // per config: ndcg@10 per judged query
-        let case_by_id: BTreeMap<&str, &QueryCase> =
-            cases.iter().map(|c| (c.id.as_str(), c)).collect();
-        let mut matrix: Vec<BTreeMap<String, f64>> = Vec::with_capacity(configs.len());
-        for (ci, (w, n)) in configs.iter().enumerate() {
-            let config = RetrievalConfig {
-                fusion: FusionMethod::WeightedSum {
-                    weights: *w,
-                    normalization: *n,
-                },
-                ..s.retrieval.clone()
-            };
-            let mut row = BTreeMap::new();
-            for q in &judged {
-                let v = ndcg10(
-                    case_by_id.get(q.as_str()).copied(),
-                    &config,
-                    opts.top_k,
-                    qrels.get(q),
-                );
-                row.insert(q.clone(), v);
-            }
-            matrix.push(row);
-            progress(Stage::Tune, ci + 1, configs.len());
-        }
-        let mean = |ci: &usize, qs: &[String]| -> f64 {
-            if qs.is_empty() {
-                0.0
-            } else {
-                qs.iter()
-                    .map(|q| matrix[*ci].get(q).copied().unwrap_or(0.0))
-                    .sum::<f64>()
-                    / qs.len() as f64
-            }
-        };
-        let indices: Vec<usize> = (0..configs.len()).collect();
-        let cv = cross_validate(&judged, opts.folds, opts.seed, &indices, mean)?;
-        // Pool the held-out runs: each fold's test queries ranked with that fold's chosen config.
-        let folds = hindsight_eval::kfold_split(&judged, opts.folds, opts.seed)?;
-        let mut pooled: Run = Run::new();
-        let mut per_fold = Vec::new();
-        for (fr, (_, test)) in cv.per_fold.iter().zip(&folds) {
-            let (w, n) = configs[fr.best];
-            let config = RetrievalConfig {
-                fusion: FusionMethod::WeightedSum {
-                    weights: w,
-                    normalization: n,
-                },
-                ..s.retrieval.clone()
-            };
-            let subset: BTreeSet<&str> = test.iter().map(String::as_str).collect();
-            pooled.extend(run_of(&config, Some(&subset)));
-            per_fold.push(TunedFold {
-                fold: fr.fold,
-                weights: w.as_array(),
-                normalization: n.as_str().to_owned(),
-                train: fr.train_score,
-                test: fr.test_score,
-                test_queries: fr.test_queries,
-            });
-        }
-        // Unjudged queries (no relevant docs) still get a run line, with the seed weights.
-        let missing: BTreeSet<&str> = cases
-            .iter()
-            .map(|c| c.id.as_str())
-            .filter(|q| !pooled.contains_key(*q))
-            .collect();
-        pooled.extend(run_of(&s.retrieval, Some(&missing)));
-        let grid_points = configs
-            .iter()
-            .enumerate()
-            .map(|(ci, (w, n))| GridPoint {
-                weights: w.as_array(),
-                normalization: n.as_str().to_owned(),
-                score: mean(&ci, &judged),
-            })
-            .collect();
-        info!(setup = %s.name, mean_test = cv.mean_test, mean_train = cv.mean_train, "cross-validated tuning");
-        tuning = Some(Tuning {
-            setup: s.name.clone(),
-            folds: opts.folds,
-            metric: Metric::Ndcg10.name().to_owned(),
-            per_fold,
-            mean_test: cv.mean_test,
-            mean_train: cv.mean_train,
-            gap: cv.gap,
-            grid: grid_points,
-        });
+        let (tuned, pooled) = tune(s, &cases, &qrels, opts, progress)?;
+        tuning = Some(tuned);
         per_query.insert(s.name.clone(), evaluate(&qrels, &pooled));
         runs.insert(s.name.clone(), pooled);
     }
     stages.insert("tune".to_owned(), elapsed(t));
 
-    // 5. Reports per setup (bootstrap CIs, per-tag means).
     let t = Instant::now();
-    for s in setups {
-        let pq = &per_query[&s.name];
-        // A tuned setup's description says how this run tuned it, not how a default run would.
-        let description = if s.tune {
-            format!(
-                "{} ({}-fold CV grid search, step {})",
-                s.description, opts.folds, opts.grid_step
-            )
-        } else {
-            s.description.clone()
-        };
-        reports.insert(
-            s.name.clone(),
-            SetupReport::from_per_query(description, pq, &tags, &opts.bootstrap)?,
-        );
-    }
+    let reports = setup_reports(setups, &per_query, &tags, opts)?;
     let significance = significance_pairs(setups, &per_query, &opts.permutation)?;
     stages.insert("statistics".to_owned(), elapsed(t));
 
-    // 6. Half-life sweep on time-sensitive queries, with the seed hybrid's other settings.
+    // On time-sensitive queries, with the seed hybrid's other settings.
     let t = Instant::now();
     let half_life_sweep = half_life_sweep(setups, &cases, &qrels, &tags, opts);
     stages.insert("half_life_sweep".to_owned(), elapsed(t));
@@ -472,6 +313,200 @@ pub async fn evaluate_dataset(
         runs,
         qrels,
     })
+}
+
+/// Refuses an empty list and more than one tuned setup (the summary holds one tuning record).
+fn check_setups(setups: &[Setup]) -> Result<(), HarnessError> {
+    if setups.is_empty() {
+        return Err(HarnessError::Setup("no setups to evaluate".into()));
+    }
+    let tuned: Vec<&str> = setups
+        .iter()
+        .filter(|s| s.tune)
+        .map(|s| s.name.as_str())
+        .collect();
+    if tuned.len() > 1 {
+        return Err(HarnessError::Setup(format!(
+            "at most one setup can be tuned per evaluation, got {}: {}",
+            tuned.len(),
+            tuned.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The run `config` serves for every case (or those in `subset`), `run_depth` deep.
+fn run_of(
+    cases: &[QueryCase],
+    config: &RetrievalConfig,
+    opts: &EvalOptions,
+    subset: Option<&BTreeSet<&str>>,
+) -> Run {
+    let d = config.depth(opts.top_k);
+    cases
+        .iter()
+        .filter(|c| subset.is_none_or(|s| s.contains(c.id.as_str())))
+        .map(|c| {
+            let served: Vec<(String, f64)> = c
+                .cands
+                .rank(config, d)
+                .into_iter()
+                .take(opts.run_depth)
+                .map(|h| (h.fused.id.0, h.score))
+                .collect();
+            (c.id.clone(), run_scores(&served))
+        })
+        .collect()
+}
+
+/// Runs and per-query metrics of every setup that is not tuned.
+fn rank_fixed(
+    setups: &[Setup],
+    cases: &[QueryCase],
+    qrels: &Qrels,
+    opts: &EvalOptions,
+    progress: &(dyn Fn(Stage, usize, usize) + Sync),
+) -> (BTreeMap<String, Run>, BTreeMap<String, PerQueryMetrics>) {
+    let mut runs = BTreeMap::new();
+    let mut per_query = BTreeMap::new();
+    let fixed: Vec<&Setup> = setups.iter().filter(|s| !s.tune).collect();
+    for (i, s) in fixed.iter().enumerate() {
+        let run = run_of(cases, &s.retrieval, opts, None);
+        per_query.insert(s.name.clone(), evaluate(qrels, &run));
+        runs.insert(s.name.clone(), run);
+        progress(Stage::Rank, i + 1, fixed.len());
+    }
+    (runs, per_query)
+}
+
+/// Cross-validated grid search of `setup`'s fusion weights and normalisation on NDCG@10: the
+/// tuning record, and the pooled held-out run (each fold's test queries ranked with the
+/// configuration chosen on the other folds; queries without relevant documents with the seed
+/// weights).
+fn tune(
+    setup: &Setup,
+    cases: &[QueryCase],
+    qrels: &Qrels,
+    opts: &EvalOptions,
+    progress: &(dyn Fn(Stage, usize, usize) + Sync),
+) -> Result<(Tuning, Run), HarnessError> {
+    let judged: Vec<String> = qrels
+        .iter()
+        .filter(|(_, d)| d.values().any(|&r| r > 0))
+        .map(|(q, _)| q.clone())
+        .collect();
+    let grid = simplex_grid(opts.grid_step)?;
+    let configs: Vec<(PathWeights, Normalization)> = Normalization::ALL
+        .into_iter()
+        .flat_map(|n| {
+            grid.iter()
+                .map(move |w| (PathWeights::new(w[0], w[1], w[2]), n))
+        })
+        .collect();
+    let with_fusion = |w: PathWeights, n: Normalization| RetrievalConfig {
+        fusion: FusionMethod::WeightedSum {
+            weights: w,
+            normalization: n,
+        },
+        ..setup.retrieval.clone()
+    };
+    // Per configuration: NDCG@10 per judged query.
+    let case_by_id: BTreeMap<&str, &QueryCase> = cases.iter().map(|c| (c.id.as_str(), c)).collect();
+    let mut matrix: Vec<BTreeMap<String, f64>> = Vec::with_capacity(configs.len());
+    for (ci, (w, n)) in configs.iter().enumerate() {
+        let config = with_fusion(*w, *n);
+        let row = judged
+            .iter()
+            .map(|q| {
+                let case = case_by_id.get(q.as_str()).copied();
+                (q.clone(), ndcg10(case, &config, opts.top_k, qrels.get(q)))
+            })
+            .collect();
+        matrix.push(row);
+        progress(Stage::Tune, ci + 1, configs.len());
+    }
+    let mean = |ci: &usize, qs: &[String]| -> f64 {
+        if qs.is_empty() {
+            0.0
+        } else {
+            qs.iter()
+                .map(|q| matrix[*ci].get(q).copied().unwrap_or(0.0))
+                .sum::<f64>()
+                / qs.len() as f64
+        }
+    };
+    let indices: Vec<usize> = (0..configs.len()).collect();
+    let cv = cross_validate(&judged, opts.folds, opts.seed, &indices, mean)?;
+    let folds = hindsight_eval::kfold_split(&judged, opts.folds, opts.seed)?;
+    let mut pooled: Run = Run::new();
+    let mut per_fold = Vec::new();
+    for (fr, (_, test)) in cv.per_fold.iter().zip(&folds) {
+        let (w, n) = configs[fr.best];
+        let subset: BTreeSet<&str> = test.iter().map(String::as_str).collect();
+        pooled.extend(run_of(cases, &with_fusion(w, n), opts, Some(&subset)));
+        per_fold.push(TunedFold {
+            fold: fr.fold,
+            weights: w.as_array(),
+            normalization: n.as_str().to_owned(),
+            train: fr.train_score,
+            test: fr.test_score,
+            test_queries: fr.test_queries,
+        });
+    }
+    let missing: BTreeSet<&str> = cases
+        .iter()
+        .map(|c| c.id.as_str())
+        .filter(|q| !pooled.contains_key(*q))
+        .collect();
+    pooled.extend(run_of(cases, &setup.retrieval, opts, Some(&missing)));
+    let grid_points = configs
+        .iter()
+        .enumerate()
+        .map(|(ci, (w, n))| GridPoint {
+            weights: w.as_array(),
+            normalization: n.as_str().to_owned(),
+            score: mean(&ci, &judged),
+        })
+        .collect();
+    info!(setup = %setup.name, mean_test = cv.mean_test, mean_train = cv.mean_train, "cross-validated tuning");
+    let tuning = Tuning {
+        setup: setup.name.clone(),
+        folds: opts.folds,
+        metric: Metric::Ndcg10.name().to_owned(),
+        per_fold,
+        mean_test: cv.mean_test,
+        mean_train: cv.mean_train,
+        gap: cv.gap,
+        grid: grid_points,
+    };
+    Ok((tuning, pooled))
+}
+
+/// Each setup's report: bootstrap intervals and per-tag means of its per-query metrics.
+fn setup_reports(
+    setups: &[Setup],
+    per_query: &BTreeMap<String, PerQueryMetrics>,
+    tags: &QueryTags,
+    opts: &EvalOptions,
+) -> Result<BTreeMap<String, SetupReport>, HarnessError> {
+    let mut reports = BTreeMap::new();
+    for s in setups {
+        let pq = &per_query[&s.name];
+        // A tuned setup's description says how this run tuned it, not how a default run would.
+        let description = if s.tune {
+            format!(
+                "{} ({}-fold CV grid search, step {})",
+                s.description, opts.folds, opts.grid_step
+            )
+        } else {
+            s.description.clone()
+        };
+        reports.insert(
+            s.name.clone(),
+            SetupReport::from_per_query(description, pq, tags, &opts.bootstrap)?,
+        );
+    }
+    Ok(reports)
 }
 
 /// Pairs tested for significance: each setup against `pure-vector` and against `hybrid-3path`
