@@ -509,15 +509,16 @@ fn setup_reports(
     Ok(reports)
 }
 
-/// Pairs tested for significance: each setup against `pure-vector` and against `hybrid-3path`
-/// (when present), on NDCG@10 and Hit@5.
+/// Pairs tested for significance: each setup against `pure-vector`, `hybrid-3path` and `bm25-only`
+/// (those present; each pair once), on NDCG@10 and Hit@5.
 fn significance_pairs(
     setups: &[Setup],
     per_query: &BTreeMap<String, PerQueryMetrics>,
     config: &PermutationConfig,
 ) -> Result<Vec<Significance>, HarnessError> {
     let mut out = Vec::new();
-    for base in ["pure-vector", "hybrid-3path"] {
+    let bases = ["pure-vector", "hybrid-3path", "bm25-only"];
+    for (i, base) in bases.into_iter().enumerate() {
         let Some(b) = per_query.get(base) else {
             continue;
         };
@@ -525,7 +526,8 @@ fn significance_pairs(
             continue;
         }
         for s in setups {
-            if s.name == base || (base == "hybrid-3path" && s.name == "pure-vector") {
+            // A pair is tested once: against the earlier base when both are bases.
+            if s.name == base || bases[..i].contains(&s.name.as_str()) {
                 continue;
             }
             let a = &per_query[&s.name];
