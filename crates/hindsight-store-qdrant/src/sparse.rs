@@ -12,6 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use hindsight_text::NEIGHBOURHOOD_BOOST;
+
 /// BM25 `k1` (term-frequency saturation), tantivy's default.
 pub const K1: f32 = 1.2;
 /// BM25 `b` (length normalisation), tantivy's default.
@@ -31,8 +33,23 @@ pub fn term_dim(term: &str) -> u32 {
     h
 }
 
-/// Sparse vector `(indices, values)` of a document's indexed text, indices ascending.
-pub fn document_vector(text: &str) -> (Vec<u32>, Vec<f32>) {
+/// Sparse vector `(indices, values)` of a document, indices ascending: a term's value is its
+/// saturated BM25 frequency in the memory's own text plus [`NEIGHBOURHOOD_BOOST`] times that in
+/// its conversational neighbourhood, each field length-normalised on its own. With Qdrant's IDF
+/// this scores like the embedded index's two fields, where a match in the turn before counts half
+/// of one in the turn itself.
+pub fn document_vector(own_text: &str, neighbourhood: &str) -> (Vec<u32>, Vec<f32>) {
+    let mut weights: BTreeMap<u32, f32> = BTreeMap::new();
+    for (text, boost) in [(own_text, 1.0), (neighbourhood, NEIGHBOURHOOD_BOOST)] {
+        for (dim, w) in field_weights(text) {
+            *weights.entry(dim).or_insert(0.0) += boost * w;
+        }
+    }
+    weights.into_iter().unzip()
+}
+
+/// BM25's saturated term frequency of every term of `text`, by dimension.
+fn field_weights(text: &str) -> BTreeMap<u32, f32> {
     let terms = hindsight_text::tokenize(text);
     let len = terms.len() as f32;
     let mut tf: BTreeMap<u32, f32> = BTreeMap::new();
@@ -42,7 +59,7 @@ pub fn document_vector(text: &str) -> (Vec<u32>, Vec<f32>) {
     let norm = K1 * (1.0 - B + B * len / AVG_DOC_LEN);
     tf.into_iter()
         .map(|(dim, f)| (dim, f * (K1 + 1.0) / (f + norm)))
-        .unzip()
+        .collect()
 }
 
 /// Sparse query vector: weight 1 per distinct term (Qdrant applies the IDF), indices ascending.
@@ -77,7 +94,7 @@ mod tests {
 
     #[test]
     fn document_weights_follow_bm25_tf() {
-        let doc = document_vector("database database migration");
+        let doc = document_vector("database database migration", "");
         assert!(doc.0.windows(2).all(|w| w[0] < w[1]), "indices ascending");
         let len = hindsight_text::tokenize("database database migration").len() as f32;
         let norm = K1 * (1.0 - B + B * len / AVG_DOC_LEN);
@@ -91,13 +108,32 @@ mod tests {
 
     #[test]
     fn longer_documents_weigh_a_term_less() {
-        let short = document_vector("refund issued");
+        let short = document_vector("refund issued", "");
         let long = document_vector(
             "refund issued after a long discussion with the courier about the lost parcel and the \
              customer who waited two weeks for an answer from support",
+            "",
         );
         assert!(weight(&short, "refund").is_some());
         assert!(weight(&short, "refund") > weight(&long, "refund"));
+    }
+
+    #[test]
+    fn a_neighbourhood_match_counts_half_of_an_own_match() {
+        let own = document_vector("painting class", "");
+        let near = document_vector("went home", "painting class");
+        let both = document_vector("painting class", "painting class");
+        let (o, n, b) = (
+            weight(&own, "paint").expect("own"),
+            weight(&near, "paint").expect("neighbourhood"),
+            weight(&both, "paint").expect("both"),
+        );
+        assert!((n - NEIGHBOURHOOD_BOOST * o).abs() < 1e-6, "{n} vs {o}");
+        assert!(
+            (b - (1.0 + NEIGHBOURHOOD_BOOST) * o).abs() < 1e-6,
+            "{b} vs {o}"
+        );
+        assert!(weight(&near, "home").is_some() && weight(&own, "home").is_none());
     }
 
     #[test]
@@ -118,7 +154,7 @@ mod tests {
 
     #[test]
     fn identifiers_match_between_query_and_document() {
-        let doc = document_vector("Refund for order ORD-77812 was issued twice");
+        let doc = document_vector("Refund for order ORD-77812 was issued twice", "");
         let q = query_vector("what's the order status? (ORD-77812)");
         let shared = q.0.iter().filter(|d| doc.0.contains(d)).count();
         assert!(

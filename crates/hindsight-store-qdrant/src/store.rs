@@ -108,7 +108,7 @@ fn validate_memory(m: &Memory) -> Result<()> {
 pub(crate) fn point(m: &Memory, dense: &[f32]) -> Result<PointStruct> {
     let mut vectors: HashMap<String, Vector> = HashMap::new();
     vectors.insert(vector::DENSE.to_owned(), Vector::new_dense(dense.to_vec()));
-    let (indices, values) = document_vector(&m.index_text());
+    let (indices, values) = document_vector(&m.own_text(), &m.neighbourhood);
     // A text without terms has no sparse vector (it can never match a keyword query).
     if !indices.is_empty() {
         vectors.insert(
@@ -1127,7 +1127,7 @@ mod tests {
         }
         match v[vector::SPARSE].vector.clone() {
             Some(V::Sparse(s)) => {
-                let (idx, vals) = document_vector(&m.index_text());
+                let (idx, vals) = document_vector(&m.own_text(), &m.neighbourhood);
                 assert_eq!(
                     (s.indices, s.values),
                     (idx, vals),

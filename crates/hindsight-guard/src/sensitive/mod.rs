@@ -49,8 +49,8 @@ mod checksums;
 mod detectors;
 mod passwords;
 
-pub use checksums::{cn_id_checksum_ok, luhn_ok};
 use checksums::*;
+pub use checksums::{cn_id_checksum_ok, luhn_ok};
 use detectors::*;
 use passwords::*;
 
