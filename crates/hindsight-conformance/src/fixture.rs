@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace, PathHits,
-    Source, Status, Store, WorkingMemory,
+    Applied, EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch,
+    Namespace, NamespaceLease, PatchChange, PathHits, Source, Status, StatusChange, Store,
+    WorkingMemory, WriteBatch,
 };
 
 /// Model id of the embedding space every case opens its store with.
@@ -221,6 +222,140 @@ pub fn unit(v: &[f32]) -> Vec<f32> {
     hindsight_core::l2_normalize(&mut v);
     v
 }
+
+/// One-change writes for tests, each one [`Store::apply`] batch (no lease): the vocabulary the
+/// backend tests and the cases use where the batch itself is not the point.
+pub trait Writes: Store {
+    /// `batch` on `ns` without a lease.
+    fn apply_now<'a>(
+        &'a self,
+        ns: &'a Namespace,
+        batch: WriteBatch,
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<Applied>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(self.apply(ns, batch, NamespaceLease::in_process()))
+    }
+
+    /// One new memory.
+    fn insert<'a>(
+        &'a self,
+        memory: &'a Memory,
+        vector: &'a [f32],
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<()>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let batch = WriteBatch::insert(memory.clone(), vector.to_vec());
+            self.apply_now(&memory.namespace, batch).await.map(drop)
+        })
+    }
+
+    /// One new memory together with the retirement of each of `superseded` (compare-and-set
+    /// from `Active`, [`StatusChange::retire_all`]).
+    fn insert_superseding<'a>(
+        &'a self,
+        memory: &'a Memory,
+        vector: &'a [f32],
+        superseded: &'a [MemoryId],
+        reason: &'a str,
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<()>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let batch = WriteBatch::insert(memory.clone(), vector.to_vec())
+                .with_statuses(StatusChange::retire_all(superseded, &memory.id, reason));
+            self.apply_now(&memory.namespace, batch).await.map(drop)
+        })
+    }
+
+    /// Memories restored as they are ([`WriteBatch::import`]), one batch per run of
+    /// consecutive memories of one namespace, in order.
+    fn import<'a>(
+        &'a self,
+        items: &'a [(Memory, Vec<f32>)],
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<()>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let mut rest = items;
+            while let Some((first, _)) = rest.first() {
+                let run = rest
+                    .iter()
+                    .take_while(|(m, _)| m.namespace == first.namespace)
+                    .count();
+                let (part, tail) = rest.split_at(run);
+                self.apply_now(&first.namespace, WriteBatch::import(part.to_vec()))
+                    .await?;
+                rest = tail;
+            }
+            Ok(())
+        })
+    }
+
+    /// One patch (and a new vector), whatever the memory's status.
+    fn update<'a>(
+        &'a self,
+        ns: &'a Namespace,
+        id: &'a MemoryId,
+        patch: &'a MemoryPatch,
+        vector: Option<&'a [f32]>,
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<Memory>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let mut change = PatchChange::new(id.clone(), patch.clone());
+            change.vector = vector.map(<[f32]>::to_vec);
+            self.apply_now(ns, WriteBatch::patch(change))
+                .await?
+                .single()
+        })
+    }
+
+    /// One status change whatever the memory's status.
+    fn set_status<'a>(
+        &'a self,
+        ns: &'a Namespace,
+        id: &'a MemoryId,
+        status: Status,
+        reason: Option<&'a str>,
+        superseded_by: Option<&'a MemoryId>,
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<Memory>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let mut change = StatusChange::unconditional(id.clone(), status);
+            change.reason = reason.map(str::to_owned);
+            change.superseded_by = superseded_by.cloned();
+            self.apply_now(ns, WriteBatch::statuses(vec![change]))
+                .await?
+                .single()
+        })
+    }
+
+    /// Status changes in one batch; the changed memories in the order of `changes`.
+    fn set_statuses<'a>(
+        &'a self,
+        ns: &'a Namespace,
+        changes: &'a [StatusChange],
+    ) -> Pin<Box<dyn Future<Output = hindsight_core::Result<Vec<Memory>>> + Send + 'a>>
+    where
+        Self: Sync,
+    {
+        Box::pin(async move {
+            let batch = WriteBatch::statuses(changes.to_vec());
+            Ok(self.apply_now(ns, batch).await?.changed)
+        })
+    }
+}
+
+impl<S: Store + ?Sized> Writes for S {}
 
 /// Unwraps a store result, panicking with the backend, the operation and the error kind.
 #[track_caller]

@@ -3,7 +3,9 @@
 //! them into assertions).
 //!
 //! - [`store_cases`] holds one `pub async fn` per [`hindsight_core::Store`] behaviour (roundtrips,
-//!   conflicts, batches, updates, lifecycle, access counting under concurrency, purge, the three
+//!   conflicts, `apply` as one step (cases that fail when a batch is half applied: a stale
+//!   compare-and-set, a duplicate id, concurrent compare-and-sets on one memory), updates,
+//!   lifecycle, access counting under concurrency, purge, the three
 //!   retrieval paths checked against [`hindsight_core::Filter::matches`] and
 //!   [`hindsight_core::StructuredQuery::score`], the keyword path's order against BM25's IDF and
 //!   length normalisation, pagination, and namespace isolation as a property test).
@@ -23,7 +25,9 @@
 //! ```
 //!
 //! - [`fixture`] has the shared builders (`memory`, vectors with known cosines, fixed instants)
-//!   for backend-specific tests that want the same vocabulary.
+//!   for backend-specific tests that want the same vocabulary, and [`fixture::Writes`], one-change
+//!   writes (`insert`, `import`, `update`, `set_status`, `set_statuses`) each made as one
+//!   [`hindsight_core::Store::apply`] batch.
 //!
 //! Search cases call [`hindsight_core::Store::flush`] after writing and before searching: the
 //! contract lets a backend make its indexes consistent lazily, up to `flush`.
@@ -84,7 +88,7 @@ macro_rules! store_conformance_tests {
             insert_get_roundtrip_preserves_every_field,
             duplicate_insert_conflicts_and_keeps_original,
             duplicate_id_in_other_namespace_conflicts,
-            insert_batch_is_all_or_nothing,
+            apply_inserts_are_all_or_nothing,
             get_many_keeps_order_and_skips_missing,
             get_many_sees_every_write,
             wrong_dimension_is_embedding_mismatch,
@@ -92,11 +96,17 @@ macro_rules! store_conformance_tests {
             update_applies_patch,
             scan_pages_in_id_order,
             namespaces_stats_and_flush,
-            unpublished_inserts_are_found_after_publish,
+            concurrent_batches_are_found_on_return,
             set_status_transitions_and_visibility,
-            insert_superseding_is_all_or_nothing,
-            update_with_statuses_is_all_or_nothing,
-            set_statuses_is_all_or_nothing,
+            apply_insert_and_retirements_is_all_or_nothing,
+            apply_patch_and_statuses_is_all_or_nothing,
+            apply_status_changes_are_all_or_nothing,
+            apply_with_a_stale_expectation_writes_nothing,
+            apply_with_a_conflicting_last_change_is_not_half_applied,
+            apply_with_a_duplicate_id_leaves_the_other_inserts_absent,
+            apply_refuses_malformed_batches,
+            apply_returns_memories_as_the_batch_left_them,
+            apply_concurrent_compare_and_sets_have_one_winner,
             status_change_refused_when_expected_status_no_longer_holds,
             record_access_counts_and_timestamps,
             record_access_is_atomic_under_concurrency,

@@ -9,8 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
-    PathHits, Result, Status, Store, StoreStats, StructuredQuery, WorkingEntry, WorkingMemory, dot,
+    Applied, EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, Namespace, NamespaceLease,
+    PathHit, PathHits, Result, Status, Store, StoreStats, StructuredQuery, WorkingEntry,
+    WorkingMemory, WriteBatch, dot,
 };
 
 #[derive(Debug)]
@@ -111,25 +112,48 @@ impl Store for RefStore {
     fn embedding_space(&self) -> &EmbeddingSpace {
         &self.space
     }
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert_batch(&[(memory.clone(), vector.to_vec())])
-            .await
-    }
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
+    /// Applies the batch to a copy of the rows and swaps it in only when every part succeeded.
+    async fn apply(
+        &self,
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied> {
+        batch.check(ns, &self.space)?;
         let mut rows = self.rows();
-        let mut batch_ids = HashSet::new();
-        for (m, v) in items {
+        let mut next = rows.clone();
+        for (m, v) in &batch.inserts {
             self.check_dim(v)?;
             hindsight_core::storable_nanos("created_at", m.created_at)?;
             hindsight_core::storable_nanos("last_accessed_at", m.last_accessed_at)?;
-            if rows.contains_key(&m.id) || !batch_ids.insert(m.id.clone()) {
+            if next.insert(m.id.clone(), (m.clone(), v.clone())).is_some() {
                 return Err(Error::conflict(format!("id {} exists", m.id)));
             }
         }
-        for (m, v) in items {
-            rows.insert(m.id.clone(), (m.clone(), v.clone()));
+        for p in &batch.patches {
+            let m = in_ns(&mut next, ns, &p.id)?;
+            if p.expected.is_some_and(|e| e != m.status) {
+                return Err(p.conflict(ns, m.status));
+            }
+            p.patch.apply(m);
+            if let (Some(v), Some(row)) = (&p.vector, next.get_mut(&p.id)) {
+                row.1.clone_from(v);
+            }
         }
-        Ok(())
+        for c in &batch.statuses {
+            let m = in_ns(&mut next, ns, &c.id)?;
+            if !c.admits(m.status) {
+                return Err(c.conflict(ns, m.status));
+            }
+            c.applied_to(m);
+        }
+        *rows = next;
+        drop(lease);
+        let memory = |id: &MemoryId| rows[id].0.clone();
+        Ok(Applied {
+            patched: batch.patches.iter().map(|p| memory(&p.id)).collect(),
+            changed: batch.statuses.iter().map(|c| memory(&c.id)).collect(),
+        })
     }
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
         Ok(self
@@ -153,42 +177,6 @@ impl Store for RefStore {
             .get(id)
             .filter(|(m, _)| &m.namespace == ns)
             .map(|(_, v)| v.clone()))
-    }
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory> {
-        if let Some(v) = vector {
-            self.check_dim(v)?;
-        }
-        let mut rows = self.rows();
-        let m = in_ns(&mut rows, ns, id)?;
-        patch.apply(m);
-        let m = m.clone();
-        if let (Some(v), Some(row)) = (vector, rows.get_mut(id)) {
-            row.1 = v.to_vec();
-        }
-        Ok(m)
-    }
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory> {
-        let mut rows = self.rows();
-        let m = in_ns(&mut rows, ns, id)?;
-        m.status = status;
-        m.status_reason = reason.map(str::to_owned);
-        if status == Status::Superseded {
-            m.superseded_by = superseded_by.cloned();
-        }
-        Ok(m.clone())
     }
     async fn record_access(
         &self,

@@ -6,7 +6,9 @@
 //!   lifecycle ([`Status`]) and usage statistics. [`NewMemory`] is what a caller hands to the write
 //!   pipeline; [`ImportanceSignals`] derive a default importance from task outcome and feedback.
 //! - [`Store`] is the seam between the engine and a backend (embedded SQLite, PostgreSQL, ...). It
-//!   persists memories with their vectors and answers the three retrieval paths
+//!   persists memories with their vectors, writing each [`WriteBatch`] (inserts, patches,
+//!   compare-and-set [`StatusChange`]s) all or nothing with [`Store::apply`], and answers the
+//!   three retrieval paths
 //!   ([`Store::vector_search`], [`Store::keyword_search`], [`Store::structured_search`]), each returning
 //!   a [`PathHits`] list that the retrieval crate fuses. [`Filter`] holds the hard constraints every
 //!   path must honour; [`StructuredQuery`] the soft signals that only the structured path scores.
@@ -47,6 +49,9 @@ pub use memory::{
     SUSPECT_REASON_PREFIX, Source, Status, TaskType, TrustWeights, conversation_of, index_text,
     refuse_nul, validate_memory_id, validate_namespace,
 };
-pub use store::{NamespaceLease, PathHit, PathHits, PathKind, StatusChange, Store, StoreStats};
+pub use store::{
+    Applied, InsertKind, NamespaceLease, PatchChange, PathHit, PathHits, PathKind, StatusChange,
+    Store, StoreStats, WriteBatch,
+};
 pub use vector::{VectorIndex, cosine, dot, l2_normalize};
 pub use working::{WorkingEntry, WorkingMemory, expires_at};

@@ -1,5 +1,6 @@
 //! The storage seam: one trait every backend implements and the conformance suite checks.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use async_trait::async_trait;
@@ -58,13 +59,13 @@ pub struct StoreStats {
     pub namespaces: u64,
 }
 
-/// One status change of [`Store::set_statuses`]: memory `id` moves to `status`, with `reason` and
-/// (for `Superseded`) the successor `superseded_by`, provided it still has status `expected`.
+/// One status change of a [`WriteBatch`]: memory `id` moves to `status`, with `reason` and (for
+/// `Superseded`) the successor `superseded_by`, provided it still has status `expected`.
 ///
 /// `expected` makes the change a compare-and-set: a memory whose status changed since the caller
 /// read it (a concurrent `forget`, a release, another process) is refused with
 /// [`crate::ErrorKind::Conflict`] instead of being overwritten. `None` changes whatever status it
-/// has ([`Store::set_status`]).
+/// has.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusChange {
     pub id: MemoryId,
@@ -86,6 +87,17 @@ impl StatusChange {
         }
     }
 
+    /// `id` to `status` whatever status it has now.
+    pub fn unconditional(id: MemoryId, status: Status) -> Self {
+        StatusChange {
+            id,
+            expected: None,
+            status,
+            reason: None,
+            superseded_by: None,
+        }
+    }
+
     pub fn reason(mut self, reason: impl Into<String>) -> Self {
         self.reason = Some(reason.into());
         self
@@ -101,6 +113,13 @@ impl StatusChange {
         self.expected.is_none_or(|e| e == current)
     }
 
+    /// `memory` after this change.
+    pub fn applied_to(&self, memory: &mut Memory) {
+        memory.status = self.status;
+        memory.status_reason = self.reason.clone();
+        memory.superseded_by = self.superseded_by.clone();
+    }
+
     /// The error for a memory that is `current` instead of the expected status (the one message
     /// every backend gives).
     pub fn conflict(&self, ns: &Namespace, current: Status) -> crate::Error {
@@ -110,63 +129,6 @@ impl StatusChange {
              concurrently, so it was not made {} (nothing was changed)",
             self.id, self.status
         ))
-    }
-
-    /// The error for a memory that does not exist in `ns`.
-    pub fn not_found(&self, ns: &Namespace) -> crate::Error {
-        crate::Error::not_found(format!("memory {} in namespace {ns}", self.id))
-    }
-
-    /// The input checks of [`Store::update_with_statuses`], shared by every backend before it
-    /// changes anything: a valid patch, distinct `changes`, and a vector (when given) of
-    /// `space`'s dimension.
-    pub fn check_update(
-        space: &EmbeddingSpace,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-        changes: &[StatusChange],
-    ) -> Result<()> {
-        patch.validate()?;
-        Self::check_distinct(changes)?;
-        if let Some(v) = vector {
-            space.check(v, "vector")?;
-        }
-        Ok(())
-    }
-
-    /// Refuses a list that names one memory twice (the outcome would depend on the order).
-    pub fn check_distinct(changes: &[StatusChange]) -> Result<()> {
-        let mut seen = std::collections::HashSet::with_capacity(changes.len());
-        match changes.iter().find(|c| !seen.insert(&c.id)) {
-            Some(c) => Err(crate::Error::invalid(
-                "changes",
-                format!("memory {} appears twice in one status change", c.id),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// `id` to `status` whatever status it has now (what [`Store::set_status`] does).
-    pub fn unconditional(
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Self {
-        StatusChange {
-            id: id.clone(),
-            expected: None,
-            status,
-            reason: reason.map(str::to_owned),
-            superseded_by: superseded_by.cloned(),
-        }
-    }
-
-    /// The memory the last change of a [`Store::set_statuses`] call produced.
-    pub fn last(mut changed: Vec<Memory>) -> Result<Memory> {
-        changed
-            .pop()
-            .ok_or_else(|| crate::Error::backend("a status change returned no memory"))
     }
 
     /// The retirement of `old` by `successor` that a superseding insert makes: `Active` to
@@ -185,29 +147,287 @@ impl StatusChange {
     }
 }
 
-/// Exclusive use of one namespace's writes across processes, held until dropped.
+/// A patch of a [`WriteBatch`]: memory `id` takes `patch` (and `vector`, which the caller
+/// computes when the patch changes the indexed text), provided it still has status `expected`
+/// (`None`: whatever status it has).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatchChange {
+    pub id: MemoryId,
+    pub patch: MemoryPatch,
+    pub vector: Option<Vec<f32>>,
+    pub expected: Option<Status>,
+}
+
+impl PatchChange {
+    /// `patch` of `id` (no new vector), whatever its status.
+    pub fn new(id: MemoryId, patch: MemoryPatch) -> Self {
+        PatchChange {
+            id,
+            patch,
+            vector: None,
+            expected: None,
+        }
+    }
+
+    /// With the vector of the patched text.
+    pub fn vector(mut self, vector: Vec<f32>) -> Self {
+        self.vector = Some(vector);
+        self
+    }
+
+    /// Only while the memory has status `status` (compare-and-set).
+    pub fn expecting(mut self, status: Status) -> Self {
+        self.expected = Some(status);
+        self
+    }
+
+    /// The error for a memory that is `current` instead of the expected status.
+    pub fn conflict(&self, ns: &Namespace, current: Status) -> crate::Error {
+        let expected = self.expected.map_or("any status", |e| e.as_str());
+        crate::Error::conflict(format!(
+            "memory {} in namespace {ns} is {current}, not {expected}: its status changed \
+             concurrently, so it was not patched (nothing was changed)",
+            self.id
+        ))
+    }
+}
+
+/// How the inserts of a [`WriteBatch`] came to be, which decides whether a backend that guards
+/// against exact copies of an active memory (PostgreSQL's `ExactDuplicates::Reject`) applies
+/// that guard to them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InsertKind {
+    /// New writes that went through the writer's duplicate check (the default): an exact copy
+    /// of an active memory may be refused with `Conflict`.
+    #[default]
+    Checked,
+    /// Memories restored as they are (an import): exact copies are stored too.
+    Import,
+}
+
+/// Everything one [`Store::apply`] writes to one namespace, all or nothing.
+///
+/// The batch applies in this order: `inserts`, then `patches`, then `statuses`; each
+/// compare-and-set is checked against the state the earlier parts of the batch left. A status
+/// change may name a patched memory (an update that quarantines its own memory); neither a patch
+/// nor a status change may name one of the batch's inserts, no id is inserted or patched twice,
+/// and no status change names a memory twice.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WriteBatch {
+    /// New memories with their vectors, each in the batch's namespace and with an id not yet
+    /// stored (in any namespace).
+    pub inserts: Vec<(Memory, Vec<f32>)>,
+    /// Field changes to stored memories.
+    pub patches: Vec<PatchChange>,
+    /// Lifecycle transitions of stored memories (list a retirement before the activation it
+    /// makes room for).
+    pub statuses: Vec<StatusChange>,
+    pub insert_kind: InsertKind,
+}
+
+impl WriteBatch {
+    /// One new memory.
+    pub fn insert(memory: Memory, vector: Vec<f32>) -> Self {
+        WriteBatch {
+            inserts: vec![(memory, vector)],
+            ..WriteBatch::default()
+        }
+    }
+
+    /// Memories restored as they are ([`InsertKind::Import`]).
+    pub fn import(items: Vec<(Memory, Vec<f32>)>) -> Self {
+        WriteBatch {
+            inserts: items,
+            insert_kind: InsertKind::Import,
+            ..WriteBatch::default()
+        }
+    }
+
+    /// Status changes only.
+    pub fn statuses(changes: Vec<StatusChange>) -> Self {
+        WriteBatch {
+            statuses: changes,
+            ..WriteBatch::default()
+        }
+    }
+
+    /// One patch.
+    pub fn patch(change: PatchChange) -> Self {
+        WriteBatch {
+            patches: vec![change],
+            ..WriteBatch::default()
+        }
+    }
+
+    /// Adds status changes.
+    pub fn with_statuses(mut self, changes: Vec<StatusChange>) -> Self {
+        self.statuses.extend(changes);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inserts.is_empty() && self.patches.is_empty() && self.statuses.is_empty()
+    }
+
+    /// The checks every backend makes before it changes anything: inserts in `ns` with valid
+    /// ids and vectors of `space`, valid patches with vectors of `space`, and the batch's rules
+    /// on repeated ids. Errors name the offending item.
+    pub fn check(&self, ns: &Namespace, space: &EmbeddingSpace) -> Result<()> {
+        let mut inserted = HashSet::with_capacity(self.inserts.len());
+        for (i, (m, v)) in self.inserts.iter().enumerate() {
+            if m.id.as_str().trim().is_empty() {
+                return Err(crate::Error::invalid(
+                    "id",
+                    format!("insert {i}: must not be empty"),
+                ));
+            }
+            if m.namespace != *ns {
+                return Err(crate::Error::invalid(
+                    "namespace",
+                    format!(
+                        "insert {i} ({}) is in namespace {}, not the batch's {ns}",
+                        m.id, m.namespace
+                    ),
+                ));
+            }
+            space.check(v, &format!("vector of insert {i} ({})", m.id))?;
+            if !inserted.insert(&m.id) {
+                return Err(crate::Error::conflict(format!(
+                    "memory id {} appears twice in the batch",
+                    m.id
+                )));
+            }
+        }
+        let mut patched = HashSet::with_capacity(self.patches.len());
+        for p in &self.patches {
+            p.patch.validate()?;
+            if let Some(v) = &p.vector {
+                space.check(v, &format!("vector of patched memory {}", p.id))?;
+            }
+            if inserted.contains(&p.id) {
+                return Err(names_an_insert(&p.id));
+            }
+            if !patched.insert(&p.id) {
+                return Err(crate::Error::invalid(
+                    "patches",
+                    format!("memory {} is patched twice in one batch", p.id),
+                ));
+            }
+        }
+        let mut changed = HashSet::with_capacity(self.statuses.len());
+        for c in &self.statuses {
+            if inserted.contains(&c.id) {
+                return Err(names_an_insert(&c.id));
+            }
+            if !changed.insert(&c.id) {
+                return Err(crate::Error::invalid(
+                    "changes",
+                    format!("memory {} appears twice in one status change", c.id),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for a memory the batch names that does not exist in `ns`.
+    pub fn not_found(ns: &Namespace, id: &MemoryId) -> crate::Error {
+        crate::Error::not_found(format!("memory {id} in namespace {ns}"))
+    }
+
+    /// The ids of the stored memories the batch changes (patched or status-changed), each once,
+    /// patches first.
+    pub fn touched(&self) -> Vec<&MemoryId> {
+        let mut seen = HashSet::new();
+        self.patches
+            .iter()
+            .map(|p| &p.id)
+            .chain(self.statuses.iter().map(|c| &c.id))
+            .filter(|id| seen.insert(*id))
+            .collect()
+    }
+}
+
+fn names_an_insert(id: &MemoryId) -> crate::Error {
+    crate::Error::invalid(
+        "batch",
+        format!("memory {id} is inserted by the batch: insert it as it should be stored"),
+    )
+}
+
+/// What [`Store::apply`] changed, as the batch left it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Applied {
+    /// Each patched memory, in the order of [`WriteBatch::patches`].
+    pub patched: Vec<Memory>,
+    /// Each memory whose status changed, in the order of [`WriteBatch::statuses`].
+    pub changed: Vec<Memory>,
+}
+
+impl Applied {
+    /// `patched` as the whole batch left them: a patched memory whose status then changed is
+    /// taken from `changed`.
+    pub fn new(mut patched: Vec<Memory>, changed: Vec<Memory>) -> Self {
+        for p in &mut patched {
+            if let Some(c) = changed.iter().find(|c| c.id == p.id) {
+                p.clone_from(c);
+            }
+        }
+        Applied { patched, changed }
+    }
+
+    /// The last memory the batch wrote: its last patch's, or, without patches, its last status
+    /// change's (the memory a single-patch or single-change batch wrote).
+    pub fn single(mut self) -> Result<Memory> {
+        self.patched
+            .pop()
+            .or_else(|| self.changed.pop())
+            .ok_or_else(|| crate::Error::backend("a write batch returned no memory"))
+    }
+}
+
+/// Exclusive use of one namespace's writes, held until dropped or handed to [`Store::apply`].
 ///
 /// The engine serialises a namespace's writes within its process with a mutex; a backend that
 /// several processes share (PostgreSQL) also hands out a lease from [`Store::lock_namespace`], so
-/// that a write's dedup and conflict check and its insert run as one step against every process.
-/// Dropping the lease releases it.
+/// that a write's dedup and conflict check and its batch run as one step against every process.
+/// The caller's in-process lock rides along ([`NamespaceLease::holding`]), so that
+/// [`Store::apply`] can release both as soon as its batch is in the source of truth.
 #[must_use = "the namespace is locked only while the lease is held"]
-pub struct NamespaceLease(Option<Box<dyn Send>>);
+pub struct NamespaceLease {
+    // Dropped in declaration order: the backend's lock before the caller's, which drop in the
+    // order they were added.
+    backend: Option<Box<dyn Send>>,
+    local: Vec<Box<dyn Send>>,
+}
 
 impl NamespaceLease {
     /// A lease that locks nothing beyond the caller's own process (the default).
     pub fn in_process() -> Self {
-        NamespaceLease(None)
+        NamespaceLease {
+            backend: None,
+            local: Vec::new(),
+        }
     }
 
     /// A lease whose `holder` keeps the backend's lock until it is dropped.
     pub fn held_by(holder: impl Send + 'static) -> Self {
-        NamespaceLease(Some(Box::new(holder)))
+        NamespaceLease {
+            backend: Some(Box::new(holder)),
+            local: Vec::new(),
+        }
+    }
+
+    /// This lease, also keeping `guard` (the caller's in-process lock, or anything else that
+    /// must live exactly as long as the lease) until it is released, besides what it keeps
+    /// already. The backend's lock is released first, then each guard in the order it was added.
+    pub fn holding(mut self, guard: impl Send + 'static) -> Self {
+        self.local.push(Box::new(guard));
+        self
     }
 
     /// True when the lease holds a backend lock (not only the process's own).
     pub fn is_cross_process(&self) -> bool {
-        self.0.is_some()
+        self.backend.is_some()
     }
 }
 
@@ -215,13 +435,17 @@ impl fmt::Debug for NamespaceLease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamespaceLease")
             .field("cross_process", &self.is_cross_process())
+            .field("local_guards", &self.local.len())
             .finish()
     }
 }
 
 /// A memory backend: the source of truth plus the three retrieval paths.
 ///
-/// Every method is scoped to one namespace; no method returns another namespace's memories.
+/// Every write (new memories, field changes, lifecycle transitions, imports) is one
+/// [`Store::apply`] of a [`WriteBatch`], written all or nothing and found by every path on return;
+/// `record_access`, `add_usefulness` and `purge_forgotten` are the only other writes. Every method
+/// is scoped to one namespace; no method returns another namespace's memories.
 /// Ranked results are best first and only contain memories admitted by the [`Filter`].
 /// Vectors handed in are L2-normalised and of [`Store::embedding_space`]'s dimension; a backend
 /// rejects others with [`crate::ErrorKind::EmbeddingMismatch`].
@@ -243,56 +467,27 @@ pub trait Store: Send + Sync + fmt::Debug {
         Ok(NamespaceLease::in_process())
     }
 
-    /// Persists a new memory with its vector. Fails with `Conflict` if the id exists. On return
-    /// every retrieval path can find it.
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()>;
-
-    /// [`Store::insert`], except that the keyword path may find the memory only after the next
-    /// [`Store::publish`]. On return it is durable in the source of truth and `get`, the vector
-    /// and the structured paths have it. A writer that serialises its own inserts (the engine's
-    /// per-namespace lock) releases its lock before publishing, so that concurrent writers share
-    /// one index commit. The default is `insert`.
-    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert(memory, vector).await
-    }
-
-    /// [`Store::insert_unpublished`] of `memory` together with retiring each of `superseded`
-    /// (status `Superseded`, `reason`, `superseded_by` = the new id): a newer memory and the
-    /// older ones it contradicts change together. Only memories still `Active` are retired: when
-    /// one of `superseded` does not exist the call fails with `NotFound`, when one is no longer
-    /// active (forgotten or retired since the caller read it) with `Conflict`, and either way it
-    /// writes nothing.
+    /// Applies `batch` to `ns` as one step: every insert, patch and status change is written,
+    /// or none is. A batch that breaks [`WriteBatch`]'s rules is `InvalidInput` (or `Conflict`
+    /// for an id inserted twice), a vector of the wrong dimension `EmbeddingMismatch`; an insert
+    /// whose id is stored already (in any namespace) fails with `Conflict`; a patch or status
+    /// change naming a memory `ns` does not hold fails with `NotFound`, and one whose expected
+    /// status no longer holds with `Conflict` ([`StatusChange::conflict`]). Each of these leaves
+    /// the store as it was.
     ///
-    /// The default checks every old memory first, then inserts and retires them
-    /// ([`Store::set_statuses`], compare-and-set): all or nothing against a missing or changed
-    /// id, but not against the backend failing midway or a status changing between the check
-    /// and the retirement (then the new memory is stored and the error is returned). Backends
-    /// with transactions do it in one.
-    async fn insert_superseding_unpublished(
+    /// `lease` is released as soon as the batch is durable in the source of truth; the call
+    /// returns once every retrieval path finds the batch and every batch applied before it (an
+    /// empty batch only waits for those). A writer that serialises its writes hands its lock in
+    /// with the lease, so that writers queued behind it share the derived indexes' commits.
+    ///
+    /// What "as one step" means against concurrent readers, other processes and a failing server
+    /// is each backend's to document (the crate docs of each store say it).
+    async fn apply(
         &self,
-        memory: &Memory,
-        vector: &[f32],
-        superseded: &[MemoryId],
-        reason: &str,
-    ) -> Result<()> {
-        let ns = &memory.namespace;
-        let changes = StatusChange::retire_all(superseded, &memory.id, reason);
-        check_status_changes(self, ns, &changes).await?;
-        self.insert_unpublished(memory, vector).await?;
-        if !changes.is_empty() {
-            self.set_statuses(ns, &changes).await?;
-        }
-        Ok(())
-    }
-
-    /// Makes every write acknowledged before this call visible to every retrieval path. A no-op
-    /// for stores whose writes are visible on return (the default).
-    async fn publish(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Persists many memories in one transaction (bulk import). All or nothing.
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()>;
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied>;
 
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>>;
 
@@ -300,83 +495,6 @@ pub trait Store: Send + Sync + fmt::Debug {
     async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>>;
 
     async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>>;
-
-    /// Applies a patch (and a new vector when the text changed). Fails with `NotFound`.
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory>;
-
-    /// [`Store::set_statuses`] of `changes`, then [`Store::update`] of `id`, as one step: an
-    /// update that quarantines its own memory or retires the memories its new text contradicts
-    /// changes the statuses and the text together or not at all. `changes` follow
-    /// [`Store::set_statuses`]'s rules (compare-and-set, `NotFound`, `Conflict`; they may name
-    /// `id` itself), and when one fails the text is not changed either.
-    ///
-    /// The default runs the two calls in turn: all or nothing against a missing id or an
-    /// unexpected status, but not against the backend failing between them (then the statuses
-    /// have changed and the error is returned). Backends with transactions do it in one.
-    async fn update_with_statuses(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-        changes: &[StatusChange],
-    ) -> Result<Memory> {
-        StatusChange::check_update(self.embedding_space(), patch, vector, changes)?;
-        if !changes.is_empty() && self.get(ns, id).await?.is_none() {
-            return Err(crate::Error::not_found(format!(
-                "memory {id} in namespace {ns}"
-            )));
-        }
-        self.set_statuses(ns, changes).await?;
-        self.update(ns, id, patch, vector).await
-    }
-
-    /// Lifecycle transition with a reason and, for `Superseded`, the successor's id, whatever
-    /// status the memory has now. Fails with `NotFound`. The engine's transitions use
-    /// [`Store::set_statuses`], which checks the status they expect.
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory>;
-
-    /// Several lifecycle transitions, all or nothing, each a compare-and-set on the status it
-    /// expects ([`StatusChange`]). When one names a memory that does not exist in `ns` the call
-    /// fails with `NotFound`, when one finds another status than it expects with `Conflict`, and
-    /// either way nothing changes. A list naming one memory twice is `InvalidInput`. Changes
-    /// apply in order (list a retirement before the activation it makes room for). Returns the
-    /// memories after the change, in the order of `changes`.
-    ///
-    /// The default checks every change against the stored memories, then applies them one
-    /// [`Store::set_status`] at a time: all or nothing against a missing id or an unexpected
-    /// status, but not against the backend failing midway or a concurrent change between the
-    /// check and the writes. Backends with transactions do it in one.
-    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
-        check_status_changes(self, ns, changes).await?;
-        let mut changed = Vec::with_capacity(changes.len());
-        for c in changes {
-            changed.push(
-                self.set_status(
-                    ns,
-                    &c.id,
-                    c.status,
-                    c.reason.as_deref(),
-                    c.superseded_by.as_ref(),
-                )
-                .await?,
-            );
-        }
-        Ok(changed)
-    }
 
     /// Atomically increments `access_count` and advances `last_accessed_at` for each id (no lost
     /// updates under concurrency), once per call however often the id is listed. Unknown ids
@@ -449,25 +567,35 @@ pub trait Store: Send + Sync + fmt::Debug {
     async fn flush(&self) -> Result<()>;
 }
 
-/// Checks `changes` against the memories stored in `ns` (the defaults' pre-check): each must exist
-/// (`NotFound`) and have its expected status (`Conflict`), and no memory may appear twice.
-async fn check_status_changes<S: Store + ?Sized>(
-    store: &S,
-    ns: &Namespace,
-    changes: &[StatusChange],
-) -> Result<()> {
-    StatusChange::check_distinct(changes)?;
-    if changes.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<MemoryId> = changes.iter().map(|c| c.id.clone()).collect();
-    let found = store.get_many(ns, &ids).await?;
-    for c in changes {
-        match found.iter().find(|m| m.id == c.id) {
-            None => return Err(c.not_found(ns)),
-            Some(m) if !c.admits(m.status) => return Err(c.conflict(ns, m.status)),
-            Some(_) => {}
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::NamespaceLease;
+
+    /// Records its name in a shared log when dropped.
+    struct Logged(&'static str, Arc<Mutex<Vec<&'static str>>>);
+
+    impl Drop for Logged {
+        fn drop(&mut self) {
+            self.1
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(self.0);
         }
     }
-    Ok(())
+
+    #[test]
+    fn a_lease_keeps_every_guard_until_it_drops_backend_first() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lease = NamespaceLease::held_by(Logged("backend", Arc::clone(&log)))
+            .holding(Logged("local", Arc::clone(&log)))
+            .holding(Logged("clock", Arc::clone(&log)));
+        assert!(log.lock().unwrap_or_else(|p| p.into_inner()).is_empty());
+        drop(lease);
+        assert_eq!(
+            *log.lock().unwrap_or_else(|p| p.into_inner()),
+            vec!["backend", "local", "clock"]
+        );
+    }
 }

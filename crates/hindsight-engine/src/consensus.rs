@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
     ConsensusCheck, ConsensusFlag, Filter, GuardDecision, Memory, MemoryId, MemoryKind, Namespace,
-    NewMemory, Result, Source, Status, TrustWeights,
+    NewMemory, Result, Source, Status, TrustWeights, WriteBatch,
 };
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
@@ -487,8 +487,13 @@ impl Engine {
         );
         // The lesson is indexed under the flagged claim's own vector, so a later claim like it
         // finds the lesson; it bypasses the guard (it quotes the attack on purpose).
-        match self.store.insert(&memory, vector).await {
-            Ok(()) => {
+        let batch = WriteBatch::insert(memory, vector.to_vec());
+        match self
+            .store
+            .apply(ns, batch, hindsight_core::NamespaceLease::in_process())
+            .await
+        {
+            Ok(_) => {
                 info!(namespace = %ns, %id, flagged = %flagged.id, "recorded guard lesson");
                 Ok(id)
             }

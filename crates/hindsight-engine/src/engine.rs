@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    AllowAll, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision, Memory,
-    MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PathHits, PathKind,
-    Result, Source, Status, StatusChange, Store, StructuredQuery, TimeRange, TrustWeights,
-    WriteGuard, conversation_of, decay, index_text,
+    AllowAll, Applied, ConsensusCheck, ConsensusFlag, Error, ErrorKind, Filter, GuardDecision,
+    Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PatchChange,
+    PathHits, PathKind, Result, Source, Status, StatusChange, Store, StructuredQuery, TimeRange,
+    TrustWeights, WriteBatch, WriteGuard, conversation_of, decay, index_text,
 };
 use hindsight_embed::{CacheStats, CachedEmbedder, CoalescingEmbedder, Embedder};
 use hindsight_retrieval::{
@@ -177,6 +177,30 @@ pub(crate) async fn spawn_store_write<T: Send + 'static>(
         .map_err(|e| Error::backend(format!("store write task failed: {e}")))?
 }
 
+/// Rides along in a write's lease ([`NamespaceLease::holding`]) and records when the store
+/// released it: the moment the batch was durable, before the derived indexes' commit.
+#[derive(Clone, Debug, Default)]
+struct ReleaseClock(Arc<Mutex<Option<Instant>>>);
+
+impl ReleaseClock {
+    /// From `started` to the release (to now when it was never released).
+    fn since(&self, started: Instant) -> Duration {
+        let at = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+        at.unwrap_or_else(Instant::now)
+            .saturating_duration_since(started)
+    }
+}
+
+impl Drop for ReleaseClock {
+    fn drop(&mut self) {
+        // Only the clone inside the lease records (the caller's copy outlives it).
+        if Arc::strong_count(&self.0) > 1 {
+            let mut at = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            at.get_or_insert_with(Instant::now);
+        }
+    }
+}
+
 /// The time since `*clock`, restarting it.
 fn lap(clock: &mut Instant) -> Duration {
     let now = Instant::now();
@@ -198,10 +222,11 @@ pub struct StoreTimings {
     /// Under the lock: the duplicate / conflict placement among similar memories (or, for a
     /// quarantined write, the check for an identical held copy).
     pub place: Duration,
-    /// Under the lock: writing the memory (and superseded statuses) to the store.
+    /// Under the lock: the store writing the batch (the memory and the statuses it retires)
+    /// until it is durable and the store releases the lock.
     pub insert: Duration,
-    /// After the lock: the store's publish (the keyword index commit, shared by the writes that
-    /// queued for it).
+    /// After the lock: the rest of the store's `apply`, its derived indexes' commit (the
+    /// keyword index's, shared by the writes that queued for it).
     pub publish: Duration,
     pub total: Duration,
 }
@@ -273,12 +298,10 @@ pub(crate) struct Placement {
     pub related: Vec<MemoryId>,
 }
 
-/// A held write lock on one namespace ([`Engine::lock_writes`]); dropping it releases both
-/// parts, the backend's lease first.
-pub(crate) struct NamespaceWriteLock {
-    _lease: NamespaceLease,
-    _local: tokio::sync::OwnedMutexGuard<()>,
-}
+/// A held write lock on one namespace ([`Engine::lock_writes`]): the backend's lease holding this
+/// process's mutex guard. Dropping it, or handing it to [`Store::apply`], releases both, the
+/// backend's lease first.
+pub(crate) type NamespaceWriteLock = NamespaceLease;
 
 /// The write and read pipelines. Cheap to share behind an `Arc`.
 #[derive(Debug)]
@@ -793,10 +816,7 @@ impl Engine {
     pub(crate) async fn lock_writes(&self, ns: &Namespace) -> Result<NamespaceWriteLock> {
         let local = self.ns_lock(ns).lock_owned().await;
         let lease = self.store.lock_namespace(ns).await?;
-        Ok(NamespaceWriteLock {
-            _lease: lease,
-            _local: local,
-        })
+        Ok(lease.holding(local))
     }
 
     /// What [`Engine::store_memory`] refuses as invalid input before it embeds or screens
@@ -1357,17 +1377,19 @@ impl Engine {
                 // commit).
                 let (store, ns, id) = (Arc::clone(&self.store), new.namespace.clone(), top.clone());
                 spawn_store_write(async move {
-                    let _guard = _guard;
                     if let Some(patch) = patch {
-                        store.update(&ns, &id, &patch, None).await?;
+                        let merge = WriteBatch::patch(PatchChange::new(id.clone(), patch));
+                        store
+                            .apply(&ns, merge, NamespaceLease::in_process())
+                            .await?;
                     }
                     store
                         .record_access(&ns, std::slice::from_ref(&id), now)
                         .await?;
                     // The memory this write merged into may be a concurrent write that is still
-                    // waiting for its keyword commit: answer only once it is visible everywhere.
-                    drop(_guard);
-                    store.publish().await
+                    // waiting for its keyword commit: the empty batch releases the lock and
+                    // answers only once that write is visible everywhere.
+                    store.apply(&ns, WriteBatch::default(), _guard).await
                 })
                 .await?;
                 info!(namespace = %new.namespace, existing = %top, "deduplicated write");
@@ -1388,8 +1410,9 @@ impl Engine {
             // The same text from the same source already waits in quarantine: one entry for
             // the operator to review, not one per retry.
             info!(namespace = %new.namespace, existing = %held, "quarantined write already held");
-            drop(_guard);
-            self.store.publish().await?;
+            self.store
+                .apply(&new.namespace, WriteBatch::default(), _guard)
+                .await?;
             return Ok(StoreOutcome {
                 id: held,
                 deduplicated: true,
@@ -1418,37 +1441,22 @@ impl Engine {
             memory.status_reason = Some(format!("contradicted by {later}, which is dated later"));
             info!(namespace = %new.namespace, %later, "an earlier-dated write contradicts a later memory: stored as superseded");
         }
-        // The new memory and the ones it contradicts change together: never two active
-        // versions, never a stored memory whose id the caller does not get. The insert and the
-        // publish run as their own task, holding the namespace lock until the insert is done: a
+        // The new memory and the ones it contradicts change together, in one batch: never two
+        // active versions, never a stored memory whose id the caller does not get. The batch
+        // runs as its own task holding the namespace lock, which the store releases once the
+        // batch is durable (writers queued meanwhile share the derived indexes' commits): a
         // caller that gives up (a timeout, a dropped connection) cuts neither a backend's commit
         // from the derived state it updates after it (the embedded store's vector and keyword
-        // indexes) nor the lock short of the insert.
-        let (store, stored, stored_vector, retired) = (
-            Arc::clone(&self.store),
-            memory.clone(),
-            vector.clone(),
-            superseded.clone(),
+        // indexes) nor the lock short of the batch.
+        let batch = WriteBatch::insert(memory.clone(), vector.clone()).with_statuses(
+            StatusChange::retire_all(&superseded, &id, "contradicted by a newer memory"),
         );
-        let insert_took = spawn_store_write(async move {
-            let started = Instant::now();
-            store
-                .insert_superseding_unpublished(
-                    &stored,
-                    &stored_vector,
-                    &retired,
-                    "contradicted by a newer memory",
-                )
-                .await?;
-            let took = started.elapsed();
-            // The next write's placement needs the memory in the vector path, which has it;
-            // only the keyword index waits for a commit, which writers that queued meanwhile
-            // share.
-            drop(_guard);
-            store.publish().await?;
-            Ok(took)
-        })
-        .await?;
+        let (store, ns) = (Arc::clone(&self.store), new.namespace.clone());
+        let released = ReleaseClock::default();
+        let lease = _guard.holding(released.clone());
+        let started = Instant::now();
+        spawn_store_write(async move { store.apply(&ns, batch, lease).await }).await?;
+        let insert_took = released.since(started);
         timings.insert = insert_took;
         timings.publish = lap(&mut clock).saturating_sub(insert_took);
         info!(namespace = %new.namespace, %id, kind = %memory.kind, status = %memory.status, superseded = superseded.len(), "stored memory");
@@ -1592,8 +1600,20 @@ impl Engine {
             }
             let items: Vec<(Memory, Vec<f32>)> = prepared.into_iter().zip(vectors).collect();
             ids.extend(items.iter().map(|(m, _)| m.id.clone()));
-            self.store.insert_batch(&items).await?;
-            progress(items.len());
+            let count = items.len();
+            // One batch per run of records of one namespace, in input order.
+            let mut items = items.into_iter().peekable();
+            while let Some(first) = items.next() {
+                let ns = first.0.namespace.clone();
+                let mut run = vec![first];
+                while let Some(next) = items.next_if(|(m, _)| m.namespace == ns) {
+                    run.push(next);
+                }
+                self.store
+                    .apply(&ns, WriteBatch::import(run), NamespaceLease::in_process())
+                    .await?;
+            }
+            progress(count);
         }
         // Back in input order.
         let mut in_order = vec![MemoryId(String::new()); ids.len()];
@@ -1937,7 +1957,12 @@ impl Engine {
             patch
         };
         if !patch.changes_text() {
-            let updated = self.store.update(ns, id, patch, None).await?;
+            let batch = WriteBatch::patch(PatchChange::new(id.clone(), patch.clone()));
+            let updated = self
+                .store
+                .apply(ns, batch, NamespaceLease::in_process())
+                .await
+                .and_then(Applied::single)?;
             info!(namespace = %ns, %id, "updated memory");
             return Ok(updated);
         }
@@ -2038,25 +2063,20 @@ impl Engine {
             id,
             "contradicted by an updated memory",
         ));
-        // One store call changes the text and the statuses together, as its own task holding
-        // the lock ([`spawn_store_write`]).
-        let (store, ns_owned, id_owned, patch) = (
-            Arc::clone(&self.store),
-            ns.clone(),
-            id.clone(),
-            patch.into_owned(),
-        );
-        let updated = spawn_store_write(async move {
-            let _guard = guard;
-            let updated = store
-                .update_with_statuses(&ns_owned, &id_owned, &patch, Some(&vector), &changes)
-                .await?;
-            if quarantined {
-                warn!(namespace = %ns_owned, id = %id_owned, "update quarantined by the guard");
-            }
-            Ok(updated)
-        })
-        .await?;
+        // One batch changes the text and the statuses together, as its own task holding the
+        // lock ([`spawn_store_write`]).
+        let batch = WriteBatch {
+            patches: vec![PatchChange::new(id.clone(), patch.into_owned()).vector(vector)],
+            statuses: changes,
+            ..WriteBatch::default()
+        };
+        let updated = self
+            .apply_held(guard, ns, batch)
+            .await
+            .and_then(Applied::single)?;
+        if quarantined {
+            warn!(namespace = %ns, %id, "update quarantined by the guard");
+        }
         if !superseded.is_empty() {
             info!(namespace = %ns, %id, ?superseded, "update retired the memories it contradicts");
         }
@@ -2144,9 +2164,9 @@ impl Engine {
         // Compare-and-set: a status changed by another process since the read is refused.
         let change = StatusChange::new(id.clone(), m.status, Status::Forgotten).reason(reason);
         let m = self
-            .set_statuses_held(_guard, ns, vec![change])
+            .apply_held(_guard, ns, WriteBatch::statuses(vec![change]))
             .await
-            .and_then(StatusChange::last)?;
+            .and_then(Applied::single)?;
         info!(namespace = %ns, %id, reason, "forgot memory");
         Ok(m)
     }
@@ -2249,9 +2269,9 @@ impl Engine {
             StatusChange::retire_all(&retired, id, &format!("{id} was restored by revert"));
         changes.push(StatusChange::new(id.clone(), m.status, Status::Active).reason(reason));
         let restored = self
-            .set_statuses_held(_guard, ns, changes)
+            .apply_held(_guard, ns, WriteBatch::statuses(changes))
             .await
-            .and_then(StatusChange::last)?;
+            .and_then(Applied::single)?;
         if !retired.is_empty() {
             info!(namespace = %ns, %id, ?retired, "revert retired the versions in force");
         }
@@ -2259,20 +2279,16 @@ impl Engine {
         Ok(restored)
     }
 
-    /// [`Store::set_statuses`] as its own task ([`spawn_store_write`]), holding `lock` until it
-    /// ends.
-    pub(crate) async fn set_statuses_held(
+    /// [`Store::apply`] of `batch` as its own task ([`spawn_store_write`]), handing it `lock`
+    /// (which the store releases once the batch is durable).
+    pub(crate) async fn apply_held(
         &self,
         lock: NamespaceWriteLock,
         ns: &Namespace,
-        changes: Vec<StatusChange>,
-    ) -> Result<Vec<Memory>> {
+        batch: WriteBatch,
+    ) -> Result<Applied> {
         let (store, ns) = (Arc::clone(&self.store), ns.clone());
-        spawn_store_write(async move {
-            let _lock = lock;
-            store.set_statuses(&ns, &changes).await
-        })
-        .await
+        spawn_store_write(async move { store.apply(&ns, batch, lock).await }).await
     }
 
     /// Hard-deletes forgotten memories (only those), logged.

@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    Error, ErrorKind, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result, Source,
-    Status, StatusChange,
+    Applied, Error, ErrorKind, GuardDecision, Memory, MemoryId, Namespace, NewMemory, Result,
+    Source, Status, StatusChange, WriteBatch,
 };
 use serde::{Deserialize, Serialize};
 use tracing::info;
@@ -293,9 +293,9 @@ impl Engine {
     ) -> Result<Memory> {
         let change =
             StatusChange::new(id.clone(), Status::Quarantined, Status::Forgotten).reason(reason);
-        self.set_statuses_held(lock, ns, vec![change])
+        self.apply_held(lock, ns, WriteBatch::statuses(vec![change]))
             .await
-            .and_then(StatusChange::last)
+            .and_then(Applied::single)
     }
 
     async fn get_quarantined(&self, ns: &Namespace, id: &MemoryId) -> Result<Memory> {
@@ -382,9 +382,9 @@ impl Engine {
             StatusChange::new(id.clone(), Status::Quarantined, Status::Active).reason(reason),
         );
         let memory = self
-            .set_statuses_held(_guard, ns, changes)
+            .apply_held(_guard, ns, WriteBatch::statuses(changes))
             .await
-            .and_then(StatusChange::last)?;
+            .and_then(Applied::single)?;
         info!(namespace = %ns, %id, superseded = superseded.len(), "released quarantined memory");
         Ok(ReleaseOutcome {
             memory,

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, GuardDecision, Memory, MemoryId, MemoryKind,
-    MemoryPatch, Namespace, NewMemory, PathHits, Result, Status, StatusChange, Store, StoreStats,
-    StructuredQuery, WriteGuard,
+    Applied, EmbeddingSpace, Error, ErrorKind, Filter, GuardDecision, InsertKind, Memory, MemoryId,
+    MemoryKind, MemoryPatch, Namespace, NamespaceLease, NewMemory, PatchChange, PathHits, Result,
+    Status, StatusChange, Store, StoreStats, StructuredQuery, WriteBatch, WriteGuard,
 };
 use hindsight_embed::{Embedder, FixedEmbedder};
 use hindsight_store_sqlite::SqliteStore;
@@ -39,11 +39,11 @@ impl WriteGuard for QuarantineTea {
     }
 }
 
-/// The embedded store with hooks: status writes naming a `failing` id fail before changing
-/// anything (as a transactional backend's would), `forget_before_insert` is forgotten by
-/// "another process" right before the next superseding insert, `forget_before_fetch` right before
-/// the next `get_many` (between a search's paths and its fetch), and every status write records
-/// whether the namespace lock in `lock` was held.
+/// The embedded store with hooks: a batch whose status changes name a `failing` id fails before
+/// changing anything (as a transactional backend's would), `forget_before_insert` is forgotten
+/// by "another process" right before the next batch with inserts, `forget_before_fetch` right
+/// before the next `get_many` (between a search's paths and its fetch), and every write batch
+/// (not an import) records whether the namespace lock in `lock` was held.
 #[derive(Debug)]
 struct Hooked {
     inner: SqliteStore,
@@ -69,6 +69,19 @@ impl Hooked {
 }
 
 impl Hooked {
+    /// "Another process" forgets `id`, whatever its status.
+    async fn forget(&self, ns: &Namespace, id: MemoryId) -> Result<()> {
+        let change = StatusChange::unconditional(id, Status::Forgotten).reason("user asked");
+        self.inner
+            .apply(
+                ns,
+                WriteBatch::statuses(vec![change]),
+                NamespaceLease::in_process(),
+            )
+            .await
+            .map(drop)
+    }
+
     fn status_write<'a>(&self, mut ids: impl Iterator<Item = &'a MemoryId>) -> Result<()> {
         if let Some(lock) = self.lock.get() {
             self.lock_held
@@ -92,53 +105,38 @@ impl Store for Hooked {
     fn embedding_space(&self) -> &EmbeddingSpace {
         self.inner.embedding_space()
     }
-    async fn lock_namespace(&self, ns: &Namespace) -> Result<hindsight_core::NamespaceLease> {
+    async fn lock_namespace(&self, ns: &Namespace) -> Result<NamespaceLease> {
         let change = self.context_on_lease.lock().unwrap().take();
         if let Some((id, context)) = change {
             let patch = MemoryPatch {
                 context: Some(context),
                 ..MemoryPatch::default()
             };
-            self.inner.update(ns, &id, &patch, None).await?;
+            let batch = WriteBatch::patch(PatchChange::new(id, patch));
+            self.inner
+                .apply(ns, batch, NamespaceLease::in_process())
+                .await?;
         }
         self.inner.lock_namespace(ns).await
     }
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.inner.insert(memory, vector).await
-    }
-    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.inner.insert_unpublished(memory, vector).await
-    }
-    async fn insert_superseding_unpublished(
+    async fn apply(
         &self,
-        memory: &Memory,
-        vector: &[f32],
-        superseded: &[MemoryId],
-        reason: &str,
-    ) -> Result<()> {
-        let forget = self.forget_before_insert.lock().unwrap().take();
-        if let Some(id) = forget {
-            self.inner
-                .set_status(
-                    &memory.namespace,
-                    &id,
-                    Status::Forgotten,
-                    Some("user asked"),
-                    None,
-                )
-                .await?;
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied> {
+        if batch.is_empty() || batch.insert_kind == InsertKind::Import {
+            return self.inner.apply(ns, batch, lease).await;
         }
-        self.status_write(superseded.iter())?;
+        if !batch.inserts.is_empty() {
+            let forget = self.forget_before_insert.lock().unwrap().take();
+            if let Some(id) = forget {
+                self.forget(ns, id).await?;
+            }
+        }
+        self.status_write(batch.statuses.iter().map(|c| &c.id))?;
         self.stall().await;
-        self.inner
-            .insert_superseding_unpublished(memory, vector, superseded, reason)
-            .await
-    }
-    async fn publish(&self) -> Result<()> {
-        self.inner.publish().await
-    }
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
-        self.inner.insert_batch(items).await
+        self.inner.apply(ns, batch, lease).await
     }
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
         self.inner.get(ns, id).await
@@ -146,55 +144,12 @@ impl Store for Hooked {
     async fn get_many(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         let forget = self.forget_before_fetch.lock().unwrap().take();
         if let Some(id) = forget {
-            self.inner
-                .set_status(ns, &id, Status::Forgotten, Some("user asked"), None)
-                .await?;
+            self.forget(ns, id).await?;
         }
         self.inner.get_many(ns, ids).await
     }
     async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
         self.inner.get_vector(ns, id).await
-    }
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory> {
-        self.stall().await;
-        self.inner.update(ns, id, patch, vector).await
-    }
-    async fn update_with_statuses(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-        changes: &[StatusChange],
-    ) -> Result<Memory> {
-        self.status_write(changes.iter().map(|c| &c.id))?;
-        self.inner
-            .update_with_statuses(ns, id, patch, vector, changes)
-            .await
-    }
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory> {
-        self.status_write(std::iter::once(id))?;
-        self.inner
-            .set_status(ns, id, status, reason, superseded_by)
-            .await
-    }
-    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
-        self.status_write(changes.iter().map(|c| &c.id))?;
-        self.stall().await;
-        self.inner.set_statuses(ns, changes).await
     }
     async fn record_access(
         &self,

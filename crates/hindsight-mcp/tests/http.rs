@@ -509,13 +509,16 @@ async fn forgotten_and_quarantined_memories_are_not_read_or_changed_by_id() {
     assert_eq!(m.status_reason.as_deref(), Some("moved"));
 
     // A quarantined memory is not summarised by id either.
+    let quarantine = hindsight_core::StatusChange::unconditional(
+        hindsight_core::MemoryId::from(b.as_str()),
+        hindsight_core::Status::Quarantined,
+    )
+    .reason("quarantine: test");
     h.store
-        .set_status(
+        .apply(
             &ns,
-            &hindsight_core::MemoryId::from(b.as_str()),
-            hindsight_core::Status::Quarantined,
-            Some("quarantine: test"),
-            None,
+            hindsight_core::WriteBatch::statuses(vec![quarantine]),
+            hindsight_core::NamespaceLease::in_process(),
         )
         .await
         .expect("quarantine");

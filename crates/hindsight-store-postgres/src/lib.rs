@@ -20,6 +20,12 @@
 //! - `codec` (private) maps rows to [`hindsight_core::Memory`] and turns a
 //!   [`hindsight_core::Filter`] into SQL with the semantics of `Filter::matches`.
 //! - `store` (private) is the [`hindsight_core::Store`] implementation.
+//!
+//! **What `apply` makes atomic.** A batch is one transaction (READ COMMITTED): its inserts with
+//! their postings and statistics, its patches and its status changes (each a compare-and-set
+//! that PostgreSQL re-checks on a row a concurrent transaction changed) commit together or not
+//! at all, against other processes and a failing server alike, and only while the handle's
+//! namespace lease, when it holds one, is still held. Readers see the whole batch on commit.
 
 mod bm25;
 mod codec;

@@ -8,9 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, Filter, Memory, MemoryId, MemoryPatch, Namespace, NamespaceLease,
-    PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
-    url_without_secrets,
+    Applied, EmbeddingSpace, Error, Filter, InsertKind, Memory, MemoryId, Namespace,
+    NamespaceLease, PatchChange, PathHit, PathHits, Result, Status, StatusChange, Store,
+    StoreStats, StructuredQuery, WriteBatch, url_without_secrets,
 };
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -24,7 +24,7 @@ use crate::codec::{
 use crate::schema::AnnIndex;
 use crate::schema::{prepare, validate_schema_name, version_tuple};
 
-/// Rows per multi-row INSERT in `insert_batch` (23 parameters each; PostgreSQL allows 65535).
+/// Rows per multi-row INSERT of a batch's inserts (23 parameters each; PostgreSQL allows 65535).
 const BATCH_ROWS: usize = 500;
 /// Build an IVFFlat index only from this many rows on (k-means on fewer is not worth it).
 const IVFFLAT_MIN_ROWS: i64 = 1_000;
@@ -32,7 +32,7 @@ const IVFFLAT_MIN_ROWS: i64 = 1_000;
 const MAX_EF_SEARCH: usize = 1_000;
 
 /// What to do with an exact duplicate (same namespace, kind and index text as an active memory)
-/// written through [`Store::insert`].
+/// inserted by a [`Store::apply`] batch of [`InsertKind::Checked`] inserts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactDuplicates {
     /// A unique index refuses it with [`ErrorKind::Conflict`], even from concurrent writers in
@@ -497,27 +497,6 @@ impl PostgresStore {
         bm25::insert_postings(tx, &postings).await
     }
 
-    async fn fetch_for_update(
-        tx: &mut Transaction<'_, Postgres>,
-        ns: &Namespace,
-        id: &MemoryId,
-    ) -> Result<Option<(Memory, bool)>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {MEMORY_COLUMNS}, content_hash IS NOT NULL AS hashed FROM memories \
-             WHERE namespace = $1 AND id = $2 FOR UPDATE"
-        )))
-        .bind(ns.as_str())
-        .bind(id.as_str())
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(db_err)?;
-        row.map(|r| {
-            let hashed: bool = r.try_get("hashed").map_err(db_err)?;
-            Ok((memory_from_row(&r)?, hashed))
-        })
-        .transpose()
-    }
-
     async fn memories_where(
         &self,
         ns: &Namespace,
@@ -538,6 +517,80 @@ impl PostgresStore {
         }
         Ok(out)
     }
+}
+
+/// Locks the row of one patch inside `tx` (`FOR UPDATE`), provided the memory exists in `ns`
+/// (`NotFound`) and has the patch's expected status (`Conflict`). Returns the memory as stored
+/// and whether its row carries a content hash.
+async fn lock_patched(
+    tx: &mut Transaction<'_, Postgres>,
+    ns: &Namespace,
+    p: &PatchChange,
+) -> Result<(Memory, bool)> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {MEMORY_COLUMNS}, content_hash IS NOT NULL AS hashed FROM memories \
+         WHERE namespace = $1 AND id = $2 FOR UPDATE"
+    )))
+    .bind(ns.as_str())
+    .bind(p.id.as_str())
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(db_err)?
+    .ok_or_else(|| WriteBatch::not_found(ns, &p.id))?;
+    let hashed: bool = row.try_get("hashed").map_err(db_err)?;
+    let m = memory_from_row(&row)?;
+    if p.expected.is_some_and(|e| e != m.status) {
+        return Err(p.conflict(ns, m.status));
+    }
+    Ok((m, hashed))
+}
+
+/// Writes one patch to the row [`lock_patched`] read (`m`, `hashed`) inside `tx`; a changed text
+/// gets new postings, and its field lengths replace the old ones in `stats`. Returns the memory
+/// as the row now is.
+async fn write_patch(
+    tx: &mut Transaction<'_, Postgres>,
+    ns: &Namespace,
+    p: &PatchChange,
+    (mut m, hashed): (Memory, bool),
+    stats: &mut StatsDelta,
+) -> Result<Memory> {
+    let own_before = m.own_text();
+    p.patch.apply(&mut m);
+    let text = m.index_text();
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE memories SET content = $1, tags = $2, context = $3, entities = $4, importance = $5, kind = $6, \
+         outcome = $7, content_hash = $8, embedding = COALESCE($9, embedding), \
+         source = $10 WHERE namespace = $11 AND id = $12 RETURNING {MEMORY_COLUMNS}"
+    )))
+    .bind(&m.content)
+    .bind(Json(&m.tags))
+    .bind(&m.context)
+    .bind(Json(&m.entities))
+    .bind(f64::from(m.importance))
+    .bind(m.kind.as_str())
+    .bind(m.outcome.map(|o| o.as_str()))
+    .bind(hashed.then(|| content_hash(m.kind, &text)))
+    .bind(p.vector.as_ref().map(|v| Vector::from(v.clone())))
+    .bind(m.source.as_str())
+    .bind(ns.as_str())
+    .bind(p.id.as_str())
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| write_err(e, &m))?;
+    let m = memory_from_row(&row)?;
+    if m.own_text() != own_before {
+        let (_, own, near) = bm25::delete_postings(tx, ns, std::slice::from_ref(&m.id.0)).await?;
+        let doc = DocTerms::of_memory(&m);
+        bm25::insert_postings(tx, &[(ns.as_str(), m.id.as_str(), &doc)]).await?;
+        stats.shift(
+            ns.as_str(),
+            0,
+            i64::from(doc.own_len) - own,
+            i64::from(doc.near_len) - near,
+        );
+    }
+    Ok(m)
 }
 
 /// Applies `changes` in order inside `tx`, each one statement that changes the row only when it
@@ -585,7 +638,7 @@ async fn apply_status_changes(
                 .await
                 .map_err(db_err)?;
                 return Err(match current {
-                    None => c.not_found(ns),
+                    None => WriteBatch::not_found(ns, &c.id),
                     Some(status) => c.conflict(ns, status.parse()?),
                 });
             }
@@ -604,15 +657,6 @@ impl Store for PostgresStore {
         &self.space
     }
 
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert_superseding_unpublished(memory, vector, &[], "")
-            .await
-    }
-
-    /// One transaction: the new row and the retired ones (only while still active) commit
-    /// together or not at all (`insert`
-    /// is this with nothing to retire; writes are visible on return, so there is nothing to
-    /// publish).
     async fn lock_namespace(&self, ns: &Namespace) -> Result<NamespaceLease> {
         // A transaction-scoped advisory lock: it is released when the transaction ends, and
         // dropping the lease drops the transaction (sqlx rolls it back as the connection returns
@@ -650,60 +694,64 @@ impl Store for PostgresStore {
         }))
     }
 
-    async fn insert_superseding_unpublished(
+    /// One transaction: the inserts (with their postings), patches and status changes commit
+    /// together or not at all, and only while this handle's lease on `ns` (when it holds one) is
+    /// still held. Writes are visible on commit; the lease is released right after it.
+    async fn apply(
         &self,
-        memory: &Memory,
-        vector: &[f32],
-        superseded: &[MemoryId],
-        reason: &str,
-    ) -> Result<()> {
-        validate_memory(memory)?;
-        self.space.check(vector, "vector")?;
-        let ns = &memory.namespace;
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied> {
+        batch.check(ns, &self.space)?;
+        for (m, _) in &batch.inserts {
+            validate_memory(m)?;
+        }
+        if batch.is_empty() {
+            return Ok(Applied::default());
+        }
+        let import = batch.insert_kind == InsertKind::Import;
+        // An import is verbatim (no dedup, like `Engine::import`): no content hash.
+        let with_hash = !import && self.exact_duplicates == ExactDuplicates::Reject;
         let mut tx = self.pool.begin().await.map_err(db_err)?;
         let mut stats = StatsDelta::default();
-        self.insert_one(
-            &mut tx,
-            &[(memory.clone(), vector.to_vec())],
-            self.exact_duplicates == ExactDuplicates::Reject,
-            &mut stats,
-        )
-        .await?;
-        // Only memories still active are retired. An error returns before the commit: dropping
-        // `tx` rolls the insert back too.
-        let retire = StatusChange::retire_all(superseded, &memory.id, reason);
-        StatusChange::check_distinct(&retire)?;
-        apply_status_changes(&mut tx, ns, &retire).await?;
+        // An error returns before the commit: dropping `tx` rolls everything back.
+        for chunk in batch.inserts.chunks(BATCH_ROWS) {
+            self.insert_one(&mut tx, chunk, with_hash, &mut stats)
+                .await?;
+        }
+        // The patched rows are locked and their expected statuses checked first; the status
+        // changes are written before the new texts, so that the unique index over active texts
+        // sees a memory the batch takes out of force (a quarantine) out of force already. The
+        // outcome is the batch's order: patches, then status changes.
+        let mut locked = Vec::with_capacity(batch.patches.len());
+        for p in &batch.patches {
+            locked.push(lock_patched(&mut tx, ns, p).await?);
+        }
+        let mut changed = apply_status_changes(&mut tx, ns, &batch.statuses).await?;
+        let mut patched = Vec::with_capacity(batch.patches.len());
+        for (p, row) in batch.patches.iter().zip(locked) {
+            patched.push(write_patch(&mut tx, ns, p, row, &mut stats).await?);
+        }
+        // A patched row, read back last, is the memory as the whole batch left it.
+        for c in &mut changed {
+            if let Some(p) = patched.iter().find(|p| p.id == c.id) {
+                c.clone_from(p);
+            }
+        }
         stats.apply(&mut tx).await?;
         self.confirm_lease(&mut tx, ns).await?;
-        tx.commit().await.map_err(db_err)
-    }
-
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
-        if items.is_empty() {
-            return Ok(());
-        }
-        for (i, (m, v)) in items.iter().enumerate() {
-            validate_memory(m)
-                .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            self.space
-                .check(v, &format!("vector of item {i} ({})", m.id))?;
-        }
-        // Bulk import is verbatim (no dedup, like `Engine::import`): no content hash.
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let mut stats = StatsDelta::default();
-        for chunk in items.chunks(BATCH_ROWS) {
-            self.insert_one(&mut tx, chunk, false, &mut stats).await?;
-        }
-        stats.apply(&mut tx).await?;
         tx.commit().await.map_err(db_err)?;
-        // The rows are in: an index that fails to build now is built on the next open or
-        // import, and exact scans answer meanwhile. Failing the import here would tell the
-        // caller nothing was written, and its retry would conflict with its own rows.
-        if let Err(e) = self.ensure_ann_index().await {
-            tracing::warn!(schema = %self.schema, error = %e, "the IVFFlat index was not built after an import; searches scan exactly until it is");
+        drop(lease);
+        if import {
+            // The rows are in: an index that fails to build now is built on the next open or
+            // import, and exact scans answer meanwhile. Failing the import here would tell the
+            // caller nothing was written, and its retry would conflict with its own rows.
+            if let Err(e) = self.ensure_ann_index().await {
+                tracing::warn!(schema = %self.schema, error = %e, "the IVFFlat index was not built after an import; searches scan exactly until it is");
+            }
         }
-        Ok(())
+        Ok(Applied::new(patched, changed))
     }
 
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
@@ -738,103 +786,6 @@ impl Store for PostgresStore {
                 .await
                 .map_err(db_err)?;
         Ok(v.map(|v| v.to_vec()))
-    }
-
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory> {
-        self.update_with_statuses(ns, id, patch, vector, &[]).await
-    }
-
-    /// One transaction: the status changes and the new text commit together or not at all (an
-    /// error returns before the commit, and dropping `tx` rolls back).
-    async fn update_with_statuses(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-        changes: &[StatusChange],
-    ) -> Result<Memory> {
-        StatusChange::check_update(&self.space, patch, vector, changes)?;
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        apply_status_changes(&mut tx, ns, changes).await?;
-        let Some((mut m, hashed)) = Self::fetch_for_update(&mut tx, ns, id).await? else {
-            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
-        };
-        let own_before = m.own_text();
-        patch.apply(&mut m);
-        let text = m.index_text();
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE memories SET content = $1, tags = $2, context = $3, entities = $4, importance = $5, kind = $6, \
-             outcome = $7, content_hash = $8, embedding = COALESCE($9, embedding), \
-             source = $10 WHERE namespace = $11 AND id = $12 RETURNING {MEMORY_COLUMNS}"
-        )))
-        .bind(&m.content)
-        .bind(Json(&m.tags))
-        .bind(&m.context)
-        .bind(Json(&m.entities))
-        .bind(f64::from(m.importance))
-        .bind(m.kind.as_str())
-        .bind(m.outcome.map(|o| o.as_str()))
-        .bind(hashed.then(|| content_hash(m.kind, &text)))
-        .bind(vector.map(|v| Vector::from(v.to_vec())))
-        .bind(m.source.as_str())
-        .bind(ns.as_str())
-        .bind(id.as_str())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(|e| write_err(e, &m))?;
-        let m = memory_from_row(&row)?;
-        if m.own_text() != own_before {
-            // New postings; the memory's field lengths replace the old ones in the statistics.
-            let (_, own, near) =
-                bm25::delete_postings(&mut tx, ns, std::slice::from_ref(&m.id.0)).await?;
-            let doc = DocTerms::of_memory(&m);
-            bm25::insert_postings(&mut tx, &[(ns.as_str(), m.id.as_str(), &doc)]).await?;
-            let mut stats = StatsDelta::default();
-            stats.shift(
-                ns.as_str(),
-                0,
-                i64::from(doc.own_len) - own,
-                i64::from(doc.near_len) - near,
-            );
-            stats.apply(&mut tx).await?;
-        }
-        self.confirm_lease(&mut tx, ns).await?;
-        tx.commit().await.map_err(db_err)?;
-        Ok(m)
-    }
-
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory> {
-        let change = StatusChange::unconditional(id, status, reason, superseded_by);
-        self.set_statuses(ns, &[change])
-            .await
-            .and_then(StatusChange::last)
-    }
-
-    /// One transaction: every change commits or none does.
-    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
-        StatusChange::check_distinct(changes)?;
-        if changes.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let changed = apply_status_changes(&mut tx, ns, changes).await?;
-        self.confirm_lease(&mut tx, ns).await?;
-        tx.commit().await.map_err(db_err)?;
-        Ok(changed)
     }
 
     async fn record_access(

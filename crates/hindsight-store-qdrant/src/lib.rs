@@ -50,18 +50,24 @@
 //! tantivy's BM25. The evaluation harness measures that difference (`hindsight-lab eval --backend
 //! qdrant://…`).
 //!
-//! **Concurrency.** Qdrant has no transactions and no atomic increment. `record_access`,
-//! `add_usefulness`, `update` and `set_status` are read-modify-write cycles serialised per id by an
-//! in-process lock table (`locks`). Two *processes* updating the same memory can still lose an
-//! update (last write wins), and since each cycle writes the whole payload back, a counter update
-//! can undo another process's concurrent status change (a forgotten memory rewritten to active):
-//! run one writer process per collection. `set_statuses` and `insert_superseding_unpublished` are
-//! the `Store` trait's defaults (check every memory's status, then write them one at a time), so
-//! their compare-and-set holds only as far as nothing else writes between the check and the
-//! writes (the engine's namespace lock covers its own process). `insert` checks that the id is
-//! absent and writes with `update_mode: insert_only`, so even a racing process cannot overwrite a
-//! stored memory. `insert_batch` checks every id first and rolls back the chunks already written
-//! if a later chunk fails.
+//! **Concurrency and what `apply` makes atomic.** Qdrant has no multi-point transactions and no
+//! atomic increment. `record_access`, `add_usefulness` and `apply` are read-modify-write cycles
+//! serialised per id by an in-process lock table (`locks`). `apply` takes the locks of every id
+//! its batch names, reads every memory it changes (with its vector), checks the whole batch
+//! against them (ids absent, targets present in the namespace, every expected status), and only
+//! then writes: the inserts first, with `update_mode: insert_only` (a racing process cannot be
+//! overwritten: its id makes the insert fail), then every changed memory as one whole point. A
+//! write that fails takes back the ones before it: the inserted points are deleted and the
+//! changed ones written back as they were read. So a batch is all or nothing against its own
+//! checks, against a racing insert of one of its ids, and against a write that fails with the
+//! server still reachable. It is not all or nothing against the process dying between its
+//! writes or the undo failing too (the error then says the batch is partially stored), and
+//! readers may see the inserts before the status changes for the length of the call. Its
+//! compare-and-set holds against this process (the locks, and the engine's namespace lock), not
+//! against another process writing between the read and the write: two *processes* changing
+//! the same memory can lose an update (last write wins), and a counter update, which writes the
+//! whole payload back, can undo another process's status change. Run one writer process per
+//! collection.
 //!
 //! **Known costs.** `scan` collects the namespace's ids to page in id order (Qdrant orders scrolls
 //! by point id and has no range queries on keywords), so a full scan is quadratic in pages. It is

@@ -1,7 +1,7 @@
 //! In-process serialisation of read-modify-write cycles per memory id.
 //!
-//! Qdrant has no transactions and no atomic increment, so `record_access`, `add_usefulness`,
-//! `update` and `set_status` read a point, change it and write it back. Two such cycles on the same
+//! Qdrant has no transactions and no atomic increment, so `record_access`, `add_usefulness` and
+//! `apply` read a point, change it and write it back. Two such cycles on the same
 //! id in one process would lose an update; a striped lock table (id hash → one of
 //! [`STRIPES`] async mutexes) serialises them. Ids are locked in stripe order, so a call that locks
 //! several ids cannot deadlock with another.

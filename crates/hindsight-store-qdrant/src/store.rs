@@ -6,8 +6,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryPatch, Namespace, PathHit,
-    PathHits, Result, Status, Store, StoreStats, StructuredQuery,
+    Applied, EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, Namespace, NamespaceLease,
+    PathHit, PathHits, Result, Status, Store, StoreStats, StructuredQuery, WriteBatch,
 };
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::points_selector::PointsSelectorOneOf;
@@ -30,7 +30,7 @@ use crate::locks::{self, IdLocks};
 use crate::payload::{field, id_from_payload, memory_from_payload, to_payload, vector};
 use crate::sparse::{document_vector, query_vector};
 
-/// Points per upsert request in [`Store::insert_batch`] (well under gRPC's 32 MiB message limit
+/// Points per upsert request of a [`Store::apply`] batch (well under gRPC's 32 MiB message limit
 /// for 1024-dimensional vectors).
 const UPSERT_CHUNK: usize = 256;
 /// Points per scroll page.
@@ -500,6 +500,70 @@ impl QdrantStore {
         Ok(())
     }
 
+    /// Writes new points (`insert_only`) in chunks. A chunk that fails (transport, server, an id
+    /// a racing process took) deletes the chunks already written, so the inserts stay all or
+    /// nothing as far as this process can make them. Returns the point ids written.
+    async fn insert_points(&self, points: Vec<PointStruct>) -> Result<Vec<PointId>> {
+        let mut written: Vec<PointId> = Vec::new();
+        let mut rest = points;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(UPSERT_CHUNK));
+            let chunk = std::mem::replace(&mut rest, tail);
+            let ids: Vec<PointId> = chunk.iter().filter_map(|p| p.id.clone()).collect();
+            if let Err(e) = self.upsert(chunk, UpdateMode::InsertOnly).await {
+                return Err(self.undo(e, written, Vec::new()).await);
+            }
+            written.extend(ids);
+        }
+        Ok(written)
+    }
+
+    /// Writes whole points (`upsert`) in chunks.
+    async fn upsert_chunked(&self, points: Vec<PointStruct>) -> Result<()> {
+        let mut rest = points;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(UPSERT_CHUNK));
+            let chunk = std::mem::replace(&mut rest, tail);
+            self.upsert(chunk, UpdateMode::Upsert).await?;
+        }
+        Ok(())
+    }
+
+    /// After `failure`, takes back what a batch wrote: deletes the `inserted` points and writes
+    /// the changed ones back as they were (`before`). Returns the error to report, which says
+    /// so when the undo failed too.
+    async fn undo(
+        &self,
+        failure: Error,
+        inserted: Vec<PointId>,
+        before: Vec<PointStruct>,
+    ) -> Error {
+        let mut undo = Ok(());
+        if !inserted.is_empty() {
+            undo = self
+                .client
+                .delete_points(
+                    DeletePointsBuilder::new(&self.collection)
+                        .points(ids_selector(inserted))
+                        .wait(true),
+                )
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string());
+        }
+        if undo.is_ok() && !before.is_empty() {
+            undo = self.upsert_chunked(before).await.map_err(|e| e.message);
+        }
+        match undo {
+            Ok(()) => failure,
+            Err(u) => Error::backend(format!(
+                "{}; taking back what the batch had written also failed ({u}): the batch is \
+                 partially stored",
+                failure.message
+            )),
+        }
+    }
+
     /// Refuses ids that are already stored (in any namespace) or whose point is taken.
     async fn check_absent(&self, memories: &[&Memory]) -> Result<()> {
         let ids: Vec<&MemoryId> = memories.iter().map(|m| &m.id).collect();
@@ -614,72 +678,98 @@ impl Store for QdrantStore {
         &self.space
     }
 
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        validate_memory(memory)?;
-        self.space.check(vector, "vector")?;
-        let point = point(memory, vector)?;
-        let _g = self.locks.lock([memory.id.as_str()]).await;
-        self.check_absent(&[memory]).await?;
-        // InsertOnly: a concurrent writer in another process cannot be overwritten.
-        self.upsert(vec![point], UpdateMode::InsertOnly).await
-    }
-
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
-        if items.is_empty() {
-            return Ok(());
+    /// All or nothing as far as this process can make it: every check (ids absent, targets
+    /// present, expected statuses) runs against the stored points under the per-id locks before
+    /// anything is written; then the inserts are written (`insert_only`, so a racing process
+    /// cannot be overwritten), then every changed memory as one whole point. A write that fails
+    /// undoes the ones before it (deletes the inserted points, restores the changed ones as they
+    /// were read). See the crate docs for what stays outside.
+    async fn apply(
+        &self,
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied> {
+        batch.check(ns, &self.space)?;
+        if batch.is_empty() {
+            return Ok(Applied::default());
         }
-        let mut seen = HashSet::new();
-        let mut points = Vec::with_capacity(items.len());
-        for (i, (m, v)) in items.iter().enumerate() {
-            validate_memory(m)
-                .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            self.space
-                .check(v, &format!("vector of item {i} ({})", m.id))?;
-            if !seen.insert(m.id.as_str()) {
-                return Err(Error::conflict(format!(
-                    "memory id {} appears twice in the batch",
-                    m.id
-                )));
-            }
-            points.push(point(m, v)?);
+        let mut new_points = Vec::with_capacity(batch.inserts.len());
+        for (m, v) in &batch.inserts {
+            validate_memory(m)?;
+            new_points.push(point(m, v)?);
         }
-        let memories: Vec<&Memory> = items.iter().map(|(m, _)| m).collect();
+        let touched = batch.touched();
         let _g = self
             .locks
-            .lock(memories.iter().map(|m| m.id.as_str()))
+            .lock(
+                batch
+                    .inserts
+                    .iter()
+                    .map(|(m, _)| m.id.as_str())
+                    .chain(touched.iter().map(|id| id.as_str())),
+            )
             .await;
-        self.check_absent(&memories).await?;
-        // Every check passed: write. A chunk that fails (transport, server) rolls back the
-        // chunks already written, so the batch stays all-or-nothing as far as this process can.
-        let mut written: Vec<PointId> = Vec::new();
-        let mut rest = points;
-        while !rest.is_empty() {
-            let tail = rest.split_off(rest.len().min(UPSERT_CHUNK));
-            let chunk = std::mem::replace(&mut rest, tail);
-            let ids: Vec<PointId> = chunk.iter().filter_map(|p| p.id.clone()).collect();
-            if let Err(e) = self.upsert(chunk, UpdateMode::InsertOnly).await {
-                if !written.is_empty() {
-                    let undo = self
-                        .client
-                        .delete_points(
-                            DeletePointsBuilder::new(&self.collection)
-                                .points(ids_selector(written))
-                                .wait(true),
-                        )
-                        .await;
-                    if let Err(u) = undo {
-                        return Err(Error::backend(format!(
-                            "{}; rolling back the chunks already written also failed ({u}): \
-                             the batch is partially stored",
-                            e.message
-                        )));
-                    }
-                }
-                return Err(e);
-            }
-            written.extend(ids);
+        let inserted: Vec<&Memory> = batch.inserts.iter().map(|(m, _)| m).collect();
+        if !inserted.is_empty() {
+            self.check_absent(&inserted).await?;
         }
-        Ok(())
+        // Every memory the batch changes, with its vector: the batch is applied to these copies,
+        // and they are what a failed write restores.
+        let found = self.fetch(&touched, true).await?;
+        let mut before = Vec::with_capacity(touched.len());
+        let mut after: HashMap<&MemoryId, (Memory, Vec<f32>)> = HashMap::new();
+        for id in &touched {
+            let Some(stored) = found.get(*id).filter(|s| s.memory.namespace == *ns) else {
+                return Err(WriteBatch::not_found(ns, id));
+            };
+            let Some(dense) = stored.dense.clone() else {
+                return Err(Error::backend(format!(
+                    "qdrant point of memory {id} has no `{}` vector",
+                    vector::DENSE
+                )));
+            };
+            before.push(point(&stored.memory, &dense)?);
+            after.insert(*id, (stored.memory.clone(), dense));
+        }
+        for p in &batch.patches {
+            let (m, dense) = after
+                .get_mut(&p.id)
+                .ok_or_else(|| WriteBatch::not_found(ns, &p.id))?;
+            if p.expected.is_some_and(|e| e != m.status) {
+                return Err(p.conflict(ns, m.status));
+            }
+            p.patch.apply(m);
+            if let Some(v) = &p.vector {
+                dense.clone_from(v);
+            }
+        }
+        for c in &batch.statuses {
+            let (m, _) = after
+                .get_mut(&c.id)
+                .ok_or_else(|| WriteBatch::not_found(ns, &c.id))?;
+            if !c.admits(m.status) {
+                return Err(c.conflict(ns, m.status));
+            }
+            c.applied_to(m);
+        }
+        let mut changed_points = Vec::with_capacity(touched.len());
+        for id in &touched {
+            let (m, dense) = &after[id];
+            changed_points.push(point(m, dense)?);
+        }
+        // Every check passed: write. The inserts first (the write most likely to fail, on an id
+        // a racing process took), then the changes.
+        let written = self.insert_points(new_points).await?;
+        if let Err(e) = self.upsert_chunked(changed_points).await {
+            return Err(self.undo(e, written, before).await);
+        }
+        drop(lease);
+        let memory = |id: &MemoryId| after[id].0.clone();
+        Ok(Applied::new(
+            batch.patches.iter().map(|p| memory(&p.id)).collect(),
+            batch.statuses.iter().map(|c| memory(&c.id)).collect(),
+        ))
     }
 
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
@@ -702,57 +792,6 @@ impl Store for QdrantStore {
 
     async fn get_vector(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Vec<f32>>> {
         Ok(self.fetch_one(ns, id, true).await?.and_then(|s| s.dense))
-    }
-
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory> {
-        patch.validate()?;
-        if let Some(v) = vector {
-            self.space.check(v, "vector")?;
-        }
-        let _g = self.locks.lock([id.as_str()]).await;
-        let Some(Stored { mut memory, dense }) = self.fetch_one(ns, id, true).await? else {
-            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
-        };
-        patch.apply(&mut memory);
-        let dense = match (vector, dense) {
-            (Some(v), _) => v.to_vec(),
-            (None, Some(d)) => d,
-            (None, None) => {
-                return Err(Error::backend(format!(
-                    "qdrant point of memory {id} has no `{}` vector",
-                    vector::DENSE
-                )));
-            }
-        };
-        // One upsert replaces vectors and payload together.
-        self.upsert(vec![point(&memory, &dense)?], UpdateMode::Upsert)
-            .await?;
-        Ok(memory)
-    }
-
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory> {
-        let _g = self.locks.lock([id.as_str()]).await;
-        let Some(Stored { mut memory, .. }) = self.fetch_one(ns, id, false).await? else {
-            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
-        };
-        memory.status = status;
-        memory.status_reason = reason.map(str::to_owned);
-        memory.superseded_by = superseded_by.cloned();
-        self.write_payload(&memory).await?;
-        Ok(memory)
     }
 
     async fn record_access(

@@ -20,6 +20,14 @@
 //!   (`record_access` instead raises the cached counts to the ones it returned), and a read that
 //!   began before a write finished cannot fill the cache after it (see `cache.rs`).
 //!
+//! **What `apply` makes atomic.** A batch is one SQLite transaction: its inserts, patches and
+//! status changes commit together or not at all, also when the process dies mid-batch. Only then,
+//! under the store's write lock, do the in-memory indexes and the keyword writer take it; the
+//! lease is released and the call returns once the keyword index has committed the batch (one
+//! commit for the batches that queued meanwhile). While `apply` runs, a concurrent reader may
+//! find a committed batch on `get` before the vector and keyword paths find it. A keyword commit
+//! lost to a crash is redone on the next open from the write generation SQLite records.
+//!
 //! A store records its [`hindsight_core::EmbeddingSpace`]; opening it with another fails with
 //! `EmbeddingMismatch`, and [`SqliteStore::reembed`] migrates it to a new model.
 

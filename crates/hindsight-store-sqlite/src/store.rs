@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use hindsight_core::{
-    EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
-    PathHit, PathHits, Result, Status, StatusChange, Store, StoreStats, StructuredQuery,
-    l2_normalize, structured_weights as weights,
+    Applied, EmbeddingSpace, Error, ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace,
+    NamespaceLease, PatchChange, PathHit, PathHits, Result, Status, StatusChange, Store,
+    StoreStats, StructuredQuery, WriteBatch, l2_normalize, structured_weights as weights,
 };
 use hindsight_index::{AnnConfig, KeywordIndex, SearchMode};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
@@ -730,52 +730,6 @@ impl SqliteStore {
         Self::assemble(pool, new_space, keyword, data_dir, ann).await
     }
 
-    /// Writes one memory to SQLite, the in-memory state and the keyword writer (not yet
-    /// committed there), applying `retire` (the retirements of the memories it supersedes,
-    /// compare-and-set) in the same transaction; returns the generation to publish through.
-    async fn insert_staged(
-        &self,
-        memory: &Memory,
-        vector: &[f32],
-        retire: &[StatusChange],
-    ) -> Result<u64> {
-        validate_memory(memory)?;
-        self.space.check(vector, "vector")?;
-        StatusChange::check_distinct(retire)?;
-        let ns = &memory.namespace;
-        let _w = self.write_lock.lock().await;
-        let pending = self
-            .cache
-            .write(ns.as_str(), retire.iter().map(|c| c.id.as_str()));
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let staged = async {
-            let key = insert_row(&mut tx, memory, vector).await?;
-            let retired = apply_status_changes(&mut tx, ns, retire).await?;
-            let generation = bump_generation(&mut tx).await?;
-            Ok::<_, Error>((key, retired, generation))
-        }
-        .await;
-        let (key, retired, generation) = match staged {
-            Ok(staged) => staged,
-            // Nothing was written: roll back (the insert too).
-            Err(e) => return Err(roll_back(tx, pending, e).await),
-        };
-        tx.commit().await.map_err(db_err)?;
-        pending.drop_rows();
-        {
-            let mut state = self.write_state()?;
-            state.upsert(key, RowMeta::of(memory), Some(vector));
-            for (k, m) in &retired {
-                state.set_status(*k, m.status);
-            }
-        }
-        self.keyword()
-            .add_with_neighbourhood(key, ns.as_str(), &memory.own_text(), &memory.neighbourhood)
-            .map_err(index_lag)?;
-        self.publisher.stage(generation);
-        Ok(generation)
-    }
-
     /// Makes the keyword index show every text change up to `generation` (see [`Publisher`]).
     /// The commit runs as its own task, so a caller dropped while waiting (a timeout) still
     /// leaves its write visible.
@@ -1013,13 +967,60 @@ async fn apply_status_changes(
                 .await
                 .map_err(db_err)?;
                 return Err(match current {
-                    None => c.not_found(ns),
+                    None => WriteBatch::not_found(ns, &c.id),
                     Some(status) => c.conflict(ns, status.parse()?),
                 });
             }
         }
     }
     Ok(changed)
+}
+
+/// Applies one patch inside `tx`, provided the memory exists in `ns` (`NotFound`) and still has
+/// the patch's expected status (`Conflict`). Returns the row's key and the patched memory (read
+/// back, so counters bumped concurrently are current).
+async fn apply_patch(
+    tx: &mut Transaction<'_, Sqlite>,
+    ns: &Namespace,
+    p: &PatchChange,
+) -> Result<(u64, Memory)> {
+    let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND id = ?");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(ns.as_str())
+        .bind(p.id.as_str())
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(db_err)?
+        .ok_or_else(|| WriteBatch::not_found(ns, &p.id))?;
+    let key = row_key(&row)?;
+    let mut m = memory_from_row(&row)?;
+    if p.expected.is_some_and(|e| e != m.status) {
+        return Err(p.conflict(ns, m.status));
+    }
+    p.patch.apply(&mut m);
+    let sql = format!(
+        "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
+         source = ?, vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&m.content)
+        .bind(tags_json(&m.tags)?)
+        .bind(&m.context)
+        .bind(entities_json(&m.entities)?)
+        .bind(f64::from(m.importance))
+        .bind(m.kind.as_str())
+        .bind(m.outcome.map(|o| o.as_str()))
+        .bind(m.source.as_str())
+        .bind(p.vector.as_deref().map(encode_vector))
+        .bind(key_i64(key)?)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(db_err)?;
+    let m = memory_from_row(&row)?;
+    if p.patch.entities.is_some() {
+        write_entities(tx, key, &m).await?;
+    }
+    Ok((key, m))
 }
 
 #[async_trait]
@@ -1032,64 +1033,94 @@ impl Store for SqliteStore {
         &self.space
     }
 
-    async fn insert(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        let generation = self.insert_staged(memory, vector, &[]).await?;
-        self.publish_through(generation).await
-    }
-
-    async fn insert_unpublished(&self, memory: &Memory, vector: &[f32]) -> Result<()> {
-        self.insert_staged(memory, vector, &[]).await.map(drop)
-    }
-
-    /// One transaction: the new row and the retired ones (only while still active) commit
-    /// together or not at all.
-    async fn insert_superseding_unpublished(
+    /// One transaction: the inserts, patches and status changes commit together or not at all.
+    /// Then, under the store's write lock, the in-memory state and the keyword writer take them;
+    /// the lease is released and the keyword index publishes (see [`Publisher`]).
+    async fn apply(
         &self,
-        memory: &Memory,
-        vector: &[f32],
-        superseded: &[MemoryId],
-        reason: &str,
-    ) -> Result<()> {
-        let retire = StatusChange::retire_all(superseded, &memory.id, reason);
-        self.insert_staged(memory, vector, &retire).await.map(drop)
-    }
-
-    async fn publish(&self) -> Result<()> {
-        self.publish_through(self.publisher.staged()).await
-    }
-
-    async fn insert_batch(&self, items: &[(Memory, Vec<f32>)]) -> Result<()> {
-        if items.is_empty() {
-            return Ok(());
+        ns: &Namespace,
+        batch: WriteBatch,
+        lease: NamespaceLease,
+    ) -> Result<Applied> {
+        batch.check(ns, &self.space)?;
+        for (m, _) in &batch.inserts {
+            validate_memory(m)?;
         }
-        for (i, (m, v)) in items.iter().enumerate() {
-            validate_memory(m)
-                .map_err(|e| Error::new(e.kind, format!("item {i}: {}", e.message)))?;
-            self.space
-                .check(v, &format!("vector of item {i} ({})", m.id))?;
+        if batch.is_empty() {
+            drop(lease);
+            self.publish_through(self.publisher.staged()).await?;
+            return Ok(Applied::default());
         }
         let _w = self.write_lock.lock().await;
+        let pending = self.cache.write(
+            ns.as_str(),
+            batch.touched().into_iter().map(MemoryId::as_str),
+        );
         let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let mut keys = Vec::with_capacity(items.len());
-        for (m, v) in items {
-            keys.push(insert_row(&mut tx, m, v).await?);
+        let written = async {
+            let mut keys = Vec::with_capacity(batch.inserts.len());
+            for (m, v) in &batch.inserts {
+                keys.push(insert_row(&mut tx, m, v).await?);
+            }
+            let mut patched = Vec::with_capacity(batch.patches.len());
+            for p in &batch.patches {
+                patched.push(apply_patch(&mut tx, ns, p).await?);
+            }
+            let changed = apply_status_changes(&mut tx, ns, &batch.statuses).await?;
+            let text_changed =
+                !batch.inserts.is_empty() || batch.patches.iter().any(|p| p.patch.changes_text());
+            let generation = if text_changed {
+                Some(bump_generation(&mut tx).await?)
+            } else {
+                None
+            };
+            Ok::<_, Error>((keys, patched, changed, generation))
         }
-        let generation = bump_generation(&mut tx).await?;
+        .await;
+        let (keys, patched, changed, generation) = match written {
+            Ok(written) => written,
+            // Nothing was written: roll back.
+            Err(e) => return Err(roll_back(tx, pending, e).await),
+        };
         tx.commit().await.map_err(db_err)?;
+        pending.drop_rows();
         {
             let mut state = self.write_state()?;
-            for (key, (m, v)) in keys.iter().zip(items) {
+            for (key, (m, v)) in keys.iter().zip(&batch.inserts) {
                 state.upsert(*key, RowMeta::of(m), Some(v));
             }
+            for ((key, m), p) in patched.iter().zip(&batch.patches) {
+                state.upsert(*key, RowMeta::of(m), p.vector.as_deref());
+            }
+            for (key, m) in &changed {
+                state.set_status(*key, m.status);
+            }
         }
-        for (key, (m, _)) in keys.iter().zip(items) {
+        for (key, (m, _)) in keys.iter().zip(&batch.inserts) {
             self.keyword()
-                .add_with_neighbourhood(*key, m.namespace.as_str(), &m.own_text(), &m.neighbourhood)
+                .add_with_neighbourhood(*key, ns.as_str(), &m.own_text(), &m.neighbourhood)
                 .map_err(index_lag)?;
         }
-        self.publisher.stage(generation);
+        for ((key, m), p) in patched.iter().zip(&batch.patches) {
+            if p.patch.changes_text() {
+                self.keyword().delete(*key).map_err(index_lag)?;
+                self.keyword()
+                    .add_with_neighbourhood(*key, ns.as_str(), &m.own_text(), &m.neighbourhood)
+                    .map_err(index_lag)?;
+            }
+        }
+        if let Some(generation) = generation {
+            self.publisher.stage(generation);
+        }
         drop(_w);
-        self.publish_through(generation).await
+        // The batch is in SQLite and in every in-memory index: the next writer may go on while
+        // the keyword index commits (writers that queue meanwhile share the commit).
+        drop(lease);
+        self.publish_through(self.publisher.staged()).await?;
+        Ok(Applied::new(
+            patched.into_iter().map(|(_, m)| m).collect(),
+            changed.into_iter().map(|(_, m)| m).collect(),
+        ))
     }
 
     async fn get(&self, ns: &Namespace, id: &MemoryId) -> Result<Option<Memory>> {
@@ -1141,130 +1172,6 @@ impl Store for SqliteStore {
             .map_err(db_err)?;
         row.map(|r| decode_vector(&r.try_get::<Vec<u8>, _>("vector").map_err(db_err)?))
             .transpose()
-    }
-
-    async fn update(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-    ) -> Result<Memory> {
-        self.update_with_statuses(ns, id, patch, vector, &[]).await
-    }
-
-    /// One transaction: the status changes and the new text commit together or not at all.
-    async fn update_with_statuses(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        patch: &MemoryPatch,
-        vector: Option<&[f32]>,
-        changes: &[StatusChange],
-    ) -> Result<Memory> {
-        StatusChange::check_update(&self.space, patch, vector, changes)?;
-        let _w = self.write_lock.lock().await;
-        let Some((key, mut m)) = self.fetch_one_memory(ns, id).await? else {
-            return Err(Error::not_found(format!("memory {id} in namespace {ns}")));
-        };
-        patch.apply(&mut m);
-        let text_changed = patch.changes_text();
-        let pending = self.cache.write(
-            ns.as_str(),
-            std::iter::once(id.as_str()).chain(changes.iter().map(|c| c.id.as_str())),
-        );
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let changed = match apply_status_changes(&mut tx, ns, changes).await {
-            Ok(changed) => changed,
-            Err(e) => return Err(roll_back(tx, pending, e).await),
-        };
-        let sql = format!(
-            "UPDATE memories SET content = ?, tags = ?, context = ?, entities = ?, importance = ?, kind = ?, outcome = ?, \
-             source = ?, vector = COALESCE(?, vector) WHERE rowid = ? RETURNING {MEMORY_COLUMNS}"
-        );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(&m.content)
-            .bind(tags_json(&m.tags)?)
-            .bind(&m.context)
-            .bind(entities_json(&m.entities)?)
-            .bind(f64::from(m.importance))
-            .bind(m.kind.as_str())
-            .bind(m.outcome.map(|o| o.as_str()))
-            .bind(m.source.as_str())
-            .bind(vector.map(encode_vector))
-            .bind(key_i64(key)?)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(db_err)?;
-        // Re-read so counters bumped concurrently (access_count, usefulness) are current.
-        let m = memory_from_row(&row)?;
-        if patch.entities.is_some() {
-            write_entities(&mut tx, key, &m).await?;
-        }
-        let generation = if text_changed {
-            Some(bump_generation(&mut tx).await?)
-        } else {
-            None
-        };
-        tx.commit().await.map_err(db_err)?;
-        pending.drop_rows();
-        {
-            let mut state = self.write_state()?;
-            for (key, changed) in &changed {
-                state.set_status(*key, changed.status);
-            }
-            state.upsert(key, RowMeta::of(&m), vector);
-        }
-        if let Some(generation) = generation {
-            self.keyword().delete(key).map_err(index_lag)?;
-            self.keyword()
-                .add_with_neighbourhood(key, ns.as_str(), &m.own_text(), &m.neighbourhood)
-                .map_err(index_lag)?;
-            self.publisher.stage(generation);
-            drop(_w);
-            self.publish_through(generation).await?;
-        }
-        Ok(m)
-    }
-
-    async fn set_status(
-        &self,
-        ns: &Namespace,
-        id: &MemoryId,
-        status: Status,
-        reason: Option<&str>,
-        superseded_by: Option<&MemoryId>,
-    ) -> Result<Memory> {
-        let change = StatusChange::unconditional(id, status, reason, superseded_by);
-        self.set_statuses(ns, &[change])
-            .await
-            .and_then(StatusChange::last)
-    }
-
-    /// One transaction: every change commits or none does.
-    async fn set_statuses(&self, ns: &Namespace, changes: &[StatusChange]) -> Result<Vec<Memory>> {
-        StatusChange::check_distinct(changes)?;
-        if changes.is_empty() {
-            return Ok(Vec::new());
-        }
-        let _w = self.write_lock.lock().await;
-        let pending = self
-            .cache
-            .write(ns.as_str(), changes.iter().map(|c| c.id.as_str()));
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
-        let changed = match apply_status_changes(&mut tx, ns, changes).await {
-            Ok(changed) => changed,
-            Err(e) => return Err(roll_back(tx, pending, e).await),
-        };
-        tx.commit().await.map_err(db_err)?;
-        pending.drop_rows();
-        {
-            let mut state = self.write_state()?;
-            for (key, m) in &changed {
-                state.set_status(*key, m.status);
-            }
-        }
-        Ok(changed.into_iter().map(|(_, m)| m).collect())
     }
 
     async fn record_access(

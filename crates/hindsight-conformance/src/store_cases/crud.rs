@@ -1,4 +1,4 @@
-//! Writing and reading memories: insert, insert_batch, get, get_many, get_vector, update, scan,
+//! Writing and reading memories: inserts and patches through `apply`, get, get_many, get_vector, update, scan,
 //! namespaces, stats, flush, embedding-space checks.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -192,9 +192,9 @@ pub async fn duplicate_id_in_other_namespace_conflicts(factory: &dyn StoreFactor
     );
 }
 
-/// `insert_batch` is all or nothing: a batch with a duplicate (of a stored id, or within the batch)
+/// A batch of inserts is all or nothing: a batch with a duplicate (of a stored id, or within the batch)
 /// or with a wrong-dimension vector inserts none of its items. A good batch inserts all of them.
-pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
+pub async fn apply_inserts_are_all_or_nothing(factory: &dyn StoreFactory) {
     let store = open(factory).await;
     let s = &*store;
     let a = ns("ns-a");
@@ -229,9 +229,9 @@ pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
     ];
     expect_err(
         s,
-        "insert_batch containing a stored id",
+        "import batch containing a stored id",
         ErrorKind::Conflict,
-        s.insert_batch(&batch_with_stored_dup).await,
+        s.import(&batch_with_stored_dup).await,
     );
 
     let batch_with_inner_dup = vec![
@@ -244,10 +244,10 @@ pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
             axis(2),
         ),
     ];
-    let r = s.insert_batch(&batch_with_inner_dup).await;
+    let r = s.import(&batch_with_inner_dup).await;
     assert!(
         r.is_err(),
-        "{}: insert_batch with the same id twice must fail",
+        "{}: a batch with the same id twice must fail",
         s.backend_name()
     );
 
@@ -263,9 +263,9 @@ pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
     ];
     expect_err(
         s,
-        "insert_batch with a wrong-dimension vector",
+        "import batch with a wrong-dimension vector",
         ErrorKind::EmbeddingMismatch,
-        s.insert_batch(&batch_with_bad_dim).await,
+        s.import(&batch_with_bad_dim).await,
     );
 
     for id in ["b1", "b3", "c1", "d1", "d2"] {
@@ -294,7 +294,7 @@ pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
         s.backend_name()
     );
 
-    ok(s, "empty insert_batch", s.insert_batch(&[]).await);
+    ok(s, "empty import batch", s.import(&[]).await);
     let good = vec![
         (
             memory("ns-a", "g1", MemoryKind::Semantic, "good one").created(at(1, 0)),
@@ -309,7 +309,7 @@ pub async fn insert_batch_is_all_or_nothing(factory: &dyn StoreFactory) {
             axis(3),
         ),
     ];
-    ok(s, "insert_batch", s.insert_batch(&good).await);
+    ok(s, "import batch", s.import(&good).await);
     for (m, _) in &good {
         assert_eq!(
             ok(s, "get", s.get(&m.namespace, &m.id).await).as_ref(),
@@ -544,10 +544,16 @@ pub async fn wrong_dimension_is_embedding_mismatch(factory: &dyn StoreFactory) {
     )];
     expect_err(
         s,
-        "update_with_statuses with a shorter vector",
+        "a patch with a shorter vector and a status change",
         ErrorKind::EmbeddingMismatch,
-        s.update_with_statuses(&a, &good.id, &patch, Some(&short), &retire)
-            .await,
+        s.apply_now(
+            &a,
+            hindsight_core::WriteBatch::patch(
+                hindsight_core::PatchChange::new(good.id.clone(), patch.clone()).vector(short),
+            )
+            .with_statuses(retire.to_vec()),
+        )
+        .await,
     );
     assert_eq!(
         ok(
@@ -556,7 +562,7 @@ pub async fn wrong_dimension_is_embedding_mismatch(factory: &dyn StoreFactory) {
             s.get_many(&a, &[good.id.clone(), other.id.clone()]).await
         ),
         vec![good.clone(), other.clone()],
-        "{}: refused update_with_statuses changes nothing",
+        "{}: a refused batch changes nothing",
         s.backend_name()
     );
     let v = ok(s, "get_vector", s.get_vector(&a, &good.id).await).unwrap_or_default();
@@ -987,11 +993,10 @@ pub async fn namespaces_stats_and_flush(factory: &dyn StoreFactory) {
     );
 }
 
-/// Concurrent `insert_unpublished` calls, then one `publish`: every memory is readable by `get`
-/// as soon as its insert returns, and every retrieval path finds all of them after the publish
-/// (no `flush`). This is how the engine writes: placement of the next write reads the vector
-/// path before anyone published, and the writer publishes before it answers.
-pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFactory) {
+/// Concurrent batches, each inserting one memory: as soon as its `apply` returns, every retrieval
+/// path finds its memory (no `flush`), and `get` reads it. This is how the engine writes: the
+/// next write's placement reads the paths, and a writer answers only once its write is found.
+pub async fn concurrent_batches_are_found_on_return(factory: &dyn StoreFactory) {
     // One memory per axis, so that each vector's nearest memory is its own.
     const WORDS: [&str; DIM] = [
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
@@ -1009,25 +1014,33 @@ pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFact
                 MemoryKind::Semantic,
                 &format!("grouped write {word} shared"),
             );
-            shared.insert_unpublished(&m, &axis(i)).await?;
+            shared.insert(&m, &axis(i)).await?;
             let got = shared.get(&m.namespace, &m.id).await?;
+            let found = shared
+                .keyword_search(&m.namespace, word, 5, &Filter::default())
+                .await?;
+            if !found.iter().any(|h| h.id == m.id) {
+                return Err(hindsight_core::Error::backend(format!(
+                    "{} not found by the keyword path when its batch returned",
+                    m.id
+                )));
+            }
             Ok::<_, hindsight_core::Error>((m.id, got.map(|g| g.content)))
         }));
     }
     for task in tasks {
         match task.await {
             Ok(r) => {
-                let (id, content) = ok(s, "insert_unpublished, then get", r);
+                let (id, content) = ok(s, "apply, then get and keyword_search", r);
                 assert!(
                     content.is_some(),
-                    "{}: {id} not readable right after insert_unpublished returned",
+                    "{}: {id} not readable right after its batch returned",
                     s.backend_name()
                 );
             }
             Err(e) => panic!("{}: insert task panicked: {e}", s.backend_name()),
         }
     }
-    ok(s, "publish", s.publish().await);
     let all = ok(
         s,
         "keyword_search",
@@ -1036,7 +1049,7 @@ pub async fn unpublished_inserts_are_found_after_publish(factory: &dyn StoreFact
     assert_eq!(
         sorted(ids(&all)),
         sorted((0..DIM).map(|i| mid(&format!("u{i}"))).collect()),
-        "{}: keyword search after publish must find every unpublished insert",
+        "{}: keyword search must find every applied insert",
         s.backend_name()
     );
     for i in [0usize, 5, DIM - 1] {
@@ -1100,9 +1113,9 @@ pub async fn timestamps_outside_the_storable_range_are_invalid_input(factory: &d
     let fine = memory("ns-a", "t-fine", MemoryKind::Semantic, "in range");
     expect_err(
         s,
-        "insert_batch with one memory out of range",
+        "import batch with one memory out of range",
         ErrorKind::InvalidInput,
-        s.insert_batch(&[(fine.clone(), axis(1)), (created.clone(), axis(2))])
+        s.import(&[(fine.clone(), axis(1)), (created.clone(), axis(2))])
             .await,
     );
     assert_eq!(

@@ -101,7 +101,7 @@ async fn check_isolation(factory: &dyn StoreFactory, n_ns: usize, specs: &[Spec]
     // Half one by one, half as a batch.
     let (single, batch) = items.split_at(items.len() / 2);
     insert_all(s, single).await;
-    ok(s, "insert_batch", s.insert_batch(batch).await);
+    ok(s, "import batch", s.import(batch).await);
     flush(s).await;
 
     let all_ids: Vec<MemoryId> = items.iter().map(|(m, _)| m.id.clone()).collect();

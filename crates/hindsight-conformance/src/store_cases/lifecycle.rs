@@ -1,10 +1,11 @@
-//! Lifecycle and usage statistics: set_status, record_access, add_usefulness, purge_forgotten.
+//! Lifecycle and usage statistics: status changes and patches through `apply`, record_access,
+//! add_usefulness, purge_forgotten.
 
 use std::collections::BTreeSet;
 
 use hindsight_core::{
-    ErrorKind, Filter, Memory, MemoryId, MemoryKind, Namespace, Status, StatusChange, Store,
-    StructuredQuery,
+    ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, PatchChange, Result,
+    Status, StatusChange, Store, StructuredQuery, WriteBatch,
 };
 
 use crate::fixture::*;
@@ -68,6 +69,26 @@ fn tariff(id: &str, i: usize) -> (Memory, Vec<f32>) {
     (m, with_cosine(0.9 - 0.1 * i as f32, 1 + i % (DIM - 1)))
 }
 
+/// A batch inserting `new` and retiring `olds` by it.
+fn superseding(new: &Memory, v: &[f32], olds: &[MemoryId], reason: &str) -> WriteBatch {
+    WriteBatch::insert(new.clone(), v.to_vec())
+        .with_statuses(StatusChange::retire_all(olds, &new.id, reason))
+}
+
+/// A batch patching `id` (with its new vector) and applying `changes`; the patched memory.
+async fn update_with(
+    s: &dyn Store,
+    ns: &Namespace,
+    id: &MemoryId,
+    patch: &MemoryPatch,
+    v: &[f32],
+    changes: &[StatusChange],
+) -> Result<Memory> {
+    let batch = WriteBatch::patch(PatchChange::new(id.clone(), patch.clone()).vector(v.to_vec()))
+        .with_statuses(changes.to_vec());
+    s.apply_now(ns, batch).await?.single()
+}
+
 fn statuses(s: &[Status]) -> Filter {
     Filter {
         statuses: s.to_vec(),
@@ -75,10 +96,10 @@ fn statuses(s: &[Status]) -> Filter {
     }
 }
 
-/// `insert_superseding_unpublished` stores the new memory and retires the old ones (status,
-/// reason, successor) together; with an old id that does not exist it fails with `NotFound` and
+/// A batch inserting a memory and retiring the old ones it supersedes stores the new memory and
+/// retires the old ones (status, reason, successor) together; with an old id that does not exist it fails with `NotFound` and
 /// writes nothing: the new memory is absent and the old ones stay active.
-pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
+pub async fn apply_insert_and_retirements_is_all_or_nothing(factory: &dyn StoreFactory) {
     let store = open(factory).await;
     let s = &*store;
     let ns = ns("ns-a");
@@ -90,16 +111,15 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
     let missing = [old_ids[0].clone(), mid("no-such-memory")];
     expect_err(
         s,
-        "insert_superseding_unpublished with a missing old id",
+        "a superseding insert with a missing old id",
         ErrorKind::NotFound,
-        s.insert_superseding_unpublished(&failed, &v, &missing, "contradicted")
+        s.apply_now(&ns, superseding(&failed, &v, &missing, "contradicted"))
             .await,
     );
-    s.publish().await.ok();
     assert_eq!(
         ok(s, "get", s.get(&ns, &failed.id).await),
         None,
-        "{}: a failed insert_superseding left the new memory behind",
+        "{}: a refused insert-and-retire batch left the new memory behind",
         s.backend_name()
     );
     for id in &old_ids {
@@ -107,7 +127,7 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
         assert_eq!(
             (m.status, m.superseded_by),
             (Status::Active, None),
-            "{}: a failed insert_superseding retired {id}",
+            "{}: a refused insert-and-retire batch retired {id}",
             s.backend_name()
         );
     }
@@ -115,11 +135,13 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
     let (new, v) = tariff("new-1", 4);
     ok(
         s,
-        "insert_superseding_unpublished",
-        s.insert_superseding_unpublished(&new, &v, &old_ids, "contradicted by a newer memory")
-            .await,
+        "a superseding insert",
+        s.apply_now(
+            &ns,
+            superseding(&new, &v, &old_ids, "contradicted by a newer memory"),
+        )
+        .await,
     );
-    s.publish().await.ok();
     let got = ok(s, "get", s.get(&ns, &new.id).await).expect("new memory stored");
     assert_eq!(got.status, Status::Active);
     for id in &old_ids {
@@ -145,16 +167,17 @@ pub async fn insert_superseding_is_all_or_nothing(factory: &dyn StoreFactory) {
         &ns,
         &Filter::default(),
         &["new-1"],
-        "after insert_superseding",
+        "after an insert-and-retire batch",
     )
     .await;
 }
 
-/// `update_with_statuses` changes a memory's text and the statuses it names together: with a
+/// A batch of a patch and status changes changes a memory's text and the statuses it names
+/// together: with a
 /// change naming a missing memory (`NotFound`) or expecting a status another holds (`Conflict`)
 /// nothing changes, neither the text nor any status; otherwise the new text is what every path
 /// finds, the retired memories are gone from them, and a change may name the updated memory.
-pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) {
+pub async fn apply_patch_and_statuses_is_all_or_nothing(factory: &dyn StoreFactory) {
     let store = open(factory).await;
     let s = &*store;
     let ns = ns("ns-a");
@@ -163,9 +186,9 @@ pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) 
     insert_all(s, std::slice::from_ref(&target)).await;
     let old_ids = id_list(&["old-1", "old-2"]);
     let t = mid("t");
-    let patch = hindsight_core::MemoryPatch {
+    let patch = MemoryPatch {
         content: Some("The import tariff rule number 9, revised".into()),
-        ..hindsight_core::MemoryPatch::default()
+        ..MemoryPatch::default()
     };
     let v = with_cosine(0.95, 3);
     let retire = StatusChange::retire_all(&old_ids, &t, "contradicted by an updated memory");
@@ -186,30 +209,27 @@ pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) 
     ];
     expect_err(
         s,
-        "update_with_statuses naming a missing memory",
+        "a patch and status changes naming a missing memory",
         ErrorKind::NotFound,
-        s.update_with_statuses(&ns, &t, &patch, Some(&v), &missing)
-            .await,
+        update_with(s, &ns, &t, &patch, &v, &missing).await,
     );
-    unchanged(s, &ns, "a failed update_with_statuses (missing)").await;
+    unchanged(s, &ns, "a refused patch batch (missing)").await;
     let stale = [
         retire[0].clone(),
         StatusChange::new(old_ids[1].clone(), Status::Quarantined, Status::Active),
     ];
     expect_err(
         s,
-        "update_with_statuses expecting another status",
+        "a patch and status changes expecting another status",
         ErrorKind::Conflict,
-        s.update_with_statuses(&ns, &t, &patch, Some(&v), &stale)
-            .await,
+        update_with(s, &ns, &t, &patch, &v, &stale).await,
     );
-    unchanged(s, &ns, "a failed update_with_statuses (conflict)").await;
+    unchanged(s, &ns, "a refused patch batch (conflict)").await;
 
     let got = ok(
         s,
-        "update_with_statuses",
-        s.update_with_statuses(&ns, &t, &patch, Some(&v), &retire)
-            .await,
+        "a patch and status changes",
+        update_with(s, &ns, &t, &patch, &v, &retire).await,
     );
     assert_eq!(
         (got.content.as_str(), got.status),
@@ -229,7 +249,7 @@ pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) 
         &ns,
         &Filter::default(),
         &["t"],
-        "after update_with_statuses",
+        "after a patch and status changes",
     )
     .await;
     let hits = ok(
@@ -247,15 +267,14 @@ pub async fn update_with_statuses_is_all_or_nothing(factory: &dyn StoreFactory) 
 
     // A change may name the updated memory itself (an update the guard quarantines).
     let hold = [StatusChange::new(t.clone(), Status::Active, Status::Quarantined).reason("held")];
-    let patch = hindsight_core::MemoryPatch {
+    let patch = MemoryPatch {
         content: Some("The import tariff rule number 9, held".into()),
-        ..hindsight_core::MemoryPatch::default()
+        ..MemoryPatch::default()
     };
     let got = ok(
         s,
-        "update_with_statuses quarantining",
-        s.update_with_statuses(&ns, &t, &patch, Some(&v), &hold)
-            .await,
+        "a patch quarantining its memory",
+        update_with(s, &ns, &t, &patch, &v, &hold).await,
     );
     assert_eq!(
         (
@@ -287,12 +306,12 @@ async fn lifecycle_of(
     out
 }
 
-/// `set_statuses` applies several compare-and-set transitions all or nothing: one change naming
+/// A batch of status changes applies several compare-and-set transitions all or nothing: one change naming
 /// a missing id (`NotFound`), a memory in another namespace (`NotFound`) or a memory whose status
 /// is not the expected one (`Conflict`), or a list naming one memory twice (`InvalidInput`), and
 /// no change is made, not even the ones listed before it. A valid list changes every memory and
 /// returns them in order; the paths see the result.
-pub async fn set_statuses_is_all_or_nothing(factory: &dyn StoreFactory) {
+pub async fn apply_status_changes_are_all_or_nothing(factory: &dyn StoreFactory) {
     let store = open(factory).await;
     let s = &*store;
     let a = ns("ns-a");
@@ -446,16 +465,18 @@ pub async fn status_change_refused_when_expected_status_no_longer_holds(
     let (new, v) = tariff("new", 3);
     expect_err(
         s,
-        "insert_superseding_unpublished retiring a memory that is no longer active",
+        "a superseding insert retiring a memory that is no longer active",
         ErrorKind::Conflict,
-        s.insert_superseding_unpublished(&new, &v, &old, "contradicted by a newer memory")
-            .await,
+        s.apply_now(
+            &a,
+            superseding(&new, &v, &old, "contradicted by a newer memory"),
+        )
+        .await,
     );
-    s.publish().await.ok();
     assert_eq!(
         ok(s, "get", s.get(&a, &new.id).await),
         None,
-        "{}: a refused insert_superseding stored the new memory",
+        "{}: a refused insert-and-retire batch stored the new memory",
         s.backend_name()
     );
     assert_eq!(

@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use hindsight_conformance::fixture::{MemoryExt as _, at, axis, memory, mid, ns};
+use hindsight_conformance::fixture::{MemoryExt as _, Writes as _, at, axis, memory, mid, ns};
 use hindsight_core::{
     EmbeddingSpace, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace, Status, Store,
 };
@@ -197,7 +197,7 @@ async fn scores_match_the_embedded_index_through_every_write() {
     for (m, v) in first {
         store.insert(m, v).await.expect("insert");
     }
-    store.insert_batch(rest).await.expect("batch");
+    store.import(rest).await.expect("batch");
     let a = ns("ns-a");
     assert_scores_match(&store, &a, QUERIES, "after the inserts").await;
 
@@ -239,7 +239,7 @@ async fn scores_match_the_embedded_index_through_every_write() {
     .created(at(11, 0));
     successor.neighbourhood = "Ben: the refund for the glacier lodge deposit".into();
     store
-        .insert_superseding_unpublished(&successor, &axis(4), &[mid("t-2")], "moved")
+        .insert_superseding(&successor, &axis(4), &[mid("t-2")], "moved")
         .await
         .expect("insert_superseding");
     assert_scores_match(&store, &a, QUERIES, "after a purge and a supersession").await;
@@ -414,7 +414,7 @@ async fn concurrent_writers_keep_postings_and_statistics_exact() {
                         axis(2),
                     ),
                 ];
-                store.insert_batch(&batch).await?;
+                store.import(&batch).await?;
                 let patch = MemoryPatch {
                     content: Some(text(i + 2, 7)),
                     ..MemoryPatch::default()
@@ -430,12 +430,7 @@ async fn concurrent_writers_keep_postings_and_statistics_exact() {
                         &text(i + 3, 4),
                     );
                     store
-                        .insert_superseding_unpublished(
-                            &successor,
-                            &axis(6),
-                            &[MemoryId(id.clone())],
-                            "newer",
-                        )
+                        .insert_superseding(&successor, &axis(6), &[MemoryId(id.clone())], "newer")
                         .await?;
                     store
                         .set_status(&x, &MemoryId(id.clone()), Status::Forgotten, None, None)
@@ -468,7 +463,7 @@ async fn a_layout_1_store_is_upgraded_and_backfilled_once() {
     let Some(url) = common::pg_url() else { return };
     let (cfg, _cleanup, store) =
         common::open_fresh(&url, "bm25up", ExactDuplicates::Allow, &space()).await;
-    store.insert_batch(&corpus()).await.expect("batch");
+    store.import(&corpus()).await.expect("batch");
     let a = ns("ns-a");
     let mut before = Vec::new();
     for q in QUERIES {
@@ -562,7 +557,7 @@ async fn postings_that_missed_writes_are_rebuilt_on_open() {
     let Some(url) = common::pg_url() else { return };
     let (cfg, _cleanup, store) =
         common::open_fresh(&url, "bm25rb", ExactDuplicates::Allow, &space()).await;
-    store.insert_batch(&corpus()).await.expect("batch");
+    store.import(&corpus()).await.expect("batch");
     let schema = store.schema().to_owned();
     drop(store);
     let pool = PgPool::connect(&url).await.expect("connect");

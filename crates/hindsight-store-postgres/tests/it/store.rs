@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use hindsight_conformance::fixture::{MemoryExt as _, at, axis, memory, mid, ns, unit};
+use hindsight_conformance::fixture::{
+    MemoryExt as _, Writes as _, at, axis, memory, mid, ns, unit,
+};
 use hindsight_core::{EmbeddingSpace, ErrorKind, Filter, MemoryKind, Namespace, Status, Store};
 use hindsight_store_postgres::{AnnIndex, ExactDuplicates, PostgresStore};
 
@@ -153,7 +155,7 @@ async fn exact_duplicates_are_impossible_under_concurrent_writers() {
         MemoryKind::Semantic,
         "The API limit is 60 per minute",
     );
-    a.insert_batch(&[(imported, axis(1))])
+    a.import(&[(imported, axis(1))])
         .await
         .expect("import keeps duplicates");
     // Once the stored one is forgotten, the text may be written again; reverting the old one then
@@ -275,7 +277,7 @@ async fn ivfflat_is_built_after_data_exists() {
             )
         })
         .collect();
-    store.insert_batch(&items).await.expect("import");
+    store.import(&items).await.expect("import");
     let target = &items[517];
     let hits = store
         .vector_search(&ns("ns-i"), &target.1, 5, &Filter::default())
@@ -406,7 +408,7 @@ async fn a_selective_filter_still_fills_k_when_the_hnsw_scan_gives_up() {
             unit(&axis(3 + i % 4)),
         ));
     }
-    store.insert_batch(&items).await.expect("import");
+    store.import(&items).await.expect("import");
     store.ensure_ann_index().await.expect("index");
     // The statistics autovacuum gathers on a live table, taken now.
     let pool = sqlx::PgPool::connect(&url).await.expect("connect");

@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use hindsight_conformance::fixture::{MemoryExt as _, at, axis, memory, mid, ns};
+use hindsight_conformance::fixture::{MemoryExt as _, Writes as _, at, axis, memory, mid, ns};
 use hindsight_core::{EmbeddingSpace, ErrorKind, MemoryKind, Store};
 use hindsight_store_qdrant::{QdrantConfig, QdrantStore};
 

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use hindsight_conformance::fixture::Writes as _;
 use hindsight_core::{
     EmbeddingSpace, Filter, Memory, MemoryId, MemoryPatch, Namespace, Status, Store, l2_normalize,
 };
@@ -130,10 +131,7 @@ async fn every_vector_tier_has_high_recall_takes_writes_and_rebuilds_on_open() {
     let small_items: Vec<(Memory, Vec<f32>)> = (0..50)
         .map(|i| (mem("small", i), rng.clustered(&centres)))
         .collect();
-    store
-        .insert_batch(&small_items)
-        .await
-        .expect("insert small");
+    store.import(&small_items).await.expect("insert small");
 
     // Grow the namespace through the tiers; each is reached by ordinary inserts.
     let stages = [
@@ -148,7 +146,7 @@ async fn every_vector_tier_has_high_recall_takes_writes_and_rebuilds_on_open() {
             .map(|i| (mem("big", i), rng.clustered(&centres)))
             .collect();
         for chunk in items.chunks(500) {
-            store.insert_batch(chunk).await.expect("insert");
+            store.import(chunk).await.expect("insert");
         }
         reference
             .vectors

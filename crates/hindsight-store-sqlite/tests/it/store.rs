@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
+use hindsight_conformance::fixture::Writes as _;
 use hindsight_core::{
     EmbeddingSpace, ErrorKind, Filter, Memory, MemoryId, MemoryKind, MemoryPatch, Namespace,
     Outcome, Source, Status, Store, StructuredQuery, TimeRange, l2_normalize,
@@ -85,7 +86,7 @@ async fn seed(store: &SqliteStore) {
         .await
         .expect("insert m1");
     store
-        .insert_batch(&[
+        .import(&[
             (m2, vec_of([0.0, 1.0, 0.0, 0.0])),
             (m3, vec_of([0.7, 0.7, 0.0, 0.0])),
             (m4, vec_of([1.0, 0.0, 0.0, 0.0])),
@@ -155,7 +156,7 @@ async fn get_many_returns_what_get_returns() {
     tricky.access_count = u64::from(u32::MAX) * 3;
     let plain = mem("a", "plain", "");
     store
-        .insert_batch(&[
+        .import(&[
             (tricky.clone(), vec_of([1.0, 0.0, 0.0, 0.0])),
             (plain.clone(), vec_of([0.0, 1.0, 0.0, 0.0])),
         ])
@@ -899,14 +900,14 @@ async fn a_failed_keyword_commit_is_retried_by_the_next_write() {
 }
 
 #[tokio::test]
-async fn insert_batch_is_all_or_nothing() {
+async fn import_batch_is_all_or_nothing() {
     let store = SqliteStore::open_in_memory(space()).await.expect("open");
     store
         .insert(&mem("a", "dup", "first"), &vec_of([1.0, 0.0, 0.0, 0.0]))
         .await
         .expect("insert");
     let err = store
-        .insert_batch(&[
+        .import(&[
             (mem("a", "new", "second"), vec_of([1.0, 0.0, 0.0, 0.0])),
             (mem("a", "dup", "again"), vec_of([1.0, 0.0, 0.0, 0.0])),
         ])
@@ -1116,55 +1117,56 @@ async fn get_many_agrees_with_get_after_racing_access_records() {
     }
 }
 
-/// `insert_unpublished` leaves the keyword commit to `publish` (which concurrent writers share);
-/// a store dropped before anyone published (a crash) loses nothing: SQLite has the write, the
-/// index's watermark lags, and the next open rebuilds it.
+/// A batch is found by every path when `apply` returns (the keyword commit is the store's, and
+/// batches applied concurrently share it); a store dropped without a flush (a crash) loses
+/// nothing it acknowledged, and the next open rebuilds the derived indexes from SQLite.
 #[tokio::test]
-async fn unpublished_writes_wait_for_publish_and_survive_a_crash() {
+async fn applied_writes_are_found_on_return_and_survive_a_crash() {
     let dir = tempfile::tempdir().expect("tempdir");
     let f = Filter::default();
     {
-        let store = SqliteStore::open(dir.path(), space()).await.expect("open");
+        let store = Arc::new(SqliteStore::open(dir.path(), space()).await.expect("open"));
         seed(&store).await;
         store
-            .insert_unpublished(
+            .insert(
                 &mem("a", "m5", "retry with exponential backoff"),
                 &vec_of([0.0, 0.0, 0.0, 1.0]),
             )
             .await
-            .expect("insert_unpublished");
-        assert!(
-            store
-                .get(&ns("a"), &MemoryId::from("m5"))
-                .await
-                .expect("get")
-                .is_some(),
-            "the source of truth has the write at once"
-        );
+            .expect("insert");
         assert_eq!(
             ids(&store
                 .vector_search(&ns("a"), &vec_of([0.0, 0.0, 0.0, 1.0]), 1, &f)
                 .await
                 .expect("vector")),
             vec!["m5"],
-            "the vector path has it at once (the next write's placement reads it)"
+            "the vector path has it on return"
         );
-        assert!(
-            store
-                .keyword_search(&ns("a"), "backoff", 5, &f)
+        assert_eq!(
+            ids(&store
+                .keyword_search(&ns("a"), "exponential", 5, &f)
                 .await
-                .expect("kw")
-                .is_empty(),
-            "the keyword commit waits for publish"
+                .expect("kw")),
+            vec!["m5"],
+            "the keyword path has it on return"
         );
-        store
-            .insert_unpublished(
-                &mem("a", "m6", "backoff with jitter"),
-                &vec_of([0.0, 0.0, 1.0, 0.0]),
-            )
-            .await
-            .expect("insert_unpublished");
-        store.publish().await.expect("publish");
+        let writers: Vec<_> = [
+            ("m6", "backoff with jitter", [0.0, 0.0, 1.0, 0.0]),
+            (
+                "m7",
+                "backoff ceiling of thirty seconds",
+                [0.0, 1.0, 0.0, 0.0],
+            ),
+        ]
+        .into_iter()
+        .map(|(id, text, v)| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.insert(&mem("a", id, text), &vec_of(v)).await })
+        })
+        .collect();
+        for w in writers {
+            w.await.expect("join").expect("insert");
+        }
         let mut found = ids(&store
             .keyword_search(&ns("a"), "backoff", 5, &f)
             .await
@@ -1173,15 +1175,12 @@ async fn unpublished_writes_wait_for_publish_and_survive_a_crash() {
         .map(str::to_owned)
         .collect::<Vec<_>>();
         found.sort();
-        assert_eq!(found, vec!["m5", "m6"], "one publish covers both writes");
-        store
-            .insert_unpublished(
-                &mem("a", "m7", "backoff ceiling of thirty seconds"),
-                &vec_of([0.0, 1.0, 0.0, 0.0]),
-            )
-            .await
-            .expect("insert_unpublished");
-        // Dropped without publish or flush: the keyword writer's pending document is lost.
+        assert_eq!(
+            found,
+            vec!["m5", "m6", "m7"],
+            "concurrent batches on return"
+        );
+        // Dropped without a flush.
     }
     let store = SqliteStore::open(dir.path(), space())
         .await
@@ -1190,10 +1189,6 @@ async fn unpublished_writes_wait_for_publish_and_survive_a_crash() {
         .keyword_search(&ns("a"), "backoff", 5, &f)
         .await
         .expect("kw");
-    assert_eq!(
-        found.len(),
-        3,
-        "the reopen rebuilt the lagging index: {found:?}"
-    );
+    assert_eq!(found.len(), 3, "the reopened store: {found:?}");
     assert!(ids(&found).contains(&"m7"));
 }
