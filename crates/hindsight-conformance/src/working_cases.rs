@@ -329,17 +329,17 @@ pub async fn namespace_and_session_isolation(factory: &dyn WorkingMemoryFactory)
     assert_eq!(
         get_value(wm, &a, "s1", "k").await.as_deref(),
         Some("a-s1"),
-        "ns a, session 1"
+        "ns a, session s1"
     );
     assert_eq!(
         get_value(wm, &a, "s2", "k").await.as_deref(),
         Some("a-s2"),
-        "ns a, session 2"
+        "ns a, session s2"
     );
     assert_eq!(
         get_value(wm, &b, "s1", "k").await.as_deref(),
         Some("b-s1"),
-        "ns b, session 1"
+        "ns b, session s1"
     );
     assert_eq!(
         get_value(wm, &a, "s1", "only-b").await,

@@ -184,6 +184,14 @@ fn index_lag(e: hindsight_index::KeywordError) -> Error {
     ))
 }
 
+/// A write transaction that holds SQLite's write lock from its start (`BEGIN IMMEDIATE`, waiting
+/// up to the busy timeout). A deferred transaction that reads before it writes fails at its
+/// first write with `SQLITE_BUSY_SNAPSHOT` (517), without waiting, when another connection
+/// committed meanwhile: searches record accesses on other connections of the pool.
+async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>> {
+    pool.begin_with("BEGIN IMMEDIATE").await.map_err(db_err)
+}
+
 fn key_i64(key: u64) -> Result<i64> {
     i64::try_from(key).map_err(|_| Error::backend(format!("row key {key} out of range")))
 }
@@ -664,7 +672,7 @@ impl SqliteStore {
             ));
         }
         let _w = self.write_lock.lock().await;
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut tx = begin_write(&self.pool).await?;
         let total: i64 = sqlx::query("SELECT COUNT(*) AS n FROM memories")
             .fetch_one(&mut *tx)
             .await
@@ -1056,7 +1064,7 @@ impl Store for SqliteStore {
             ns.as_str(),
             batch.touched().into_iter().map(MemoryId::as_str),
         );
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut tx = begin_write(&self.pool).await?;
         let written = async {
             let mut keys = Vec::with_capacity(batch.inserts.len());
             for (m, v) in &batch.inserts {
@@ -1252,7 +1260,7 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         let _w = self.write_lock.lock().await;
-        let mut tx = self.pool.begin().await.map_err(db_err)?;
+        let mut tx = begin_write(&self.pool).await?;
         let mut doomed: Vec<(i64, String)> = Vec::new();
         let chunks: Vec<Option<&[MemoryId]>> = match ids {
             None => vec![None],

@@ -1192,3 +1192,58 @@ async fn applied_writes_are_found_on_return_and_survive_a_crash() {
     assert_eq!(found.len(), 3, "the reopened store: {found:?}");
     assert!(ids(&found).contains(&"m7"));
 }
+
+/// Batches that read before they write (a patch reads its row) succeed while searches record
+/// accesses on the pool's other connections: a write transaction holds SQLite's write lock from
+/// its start, so a commit on another connection makes it wait instead of failing with
+/// `SQLITE_BUSY_SNAPSHOT`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn patches_and_access_records_on_other_connections_do_not_collide() {
+    use hindsight_core::{PatchChange, WriteBatch};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(SqliteStore::open(dir.path(), space()).await.expect("open"));
+    let n = ns("race");
+    let ids: Vec<MemoryId> = (0..8).map(|i| MemoryId::new(format!("m{i}"))).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let m = mem("race", id.as_str(), &format!("note number {i}"));
+        store
+            .apply_now(&n, WriteBatch::insert(m, vec_of([1.0, i as f32, 0.0, 0.5])))
+            .await
+            .expect("insert");
+    }
+    let mut tasks = Vec::new();
+    for w in 0..4 {
+        let (store, n, ids) = (store.clone(), n.clone(), ids.clone());
+        tasks.push(tokio::spawn(async move {
+            for round in 0..40 {
+                let id = ids[(w + round) % ids.len()].clone();
+                let patch = MemoryPatch {
+                    importance: Some(
+                        0.1 + f32::from(u8::try_from(round % 8).expect("small")) / 10.0,
+                    ),
+                    ..MemoryPatch::default()
+                };
+                store
+                    .apply_now(&n, WriteBatch::patch(PatchChange::new(id, patch)))
+                    .await
+                    .map(|_| ())?;
+            }
+            Ok::<_, hindsight_core::Error>(())
+        }));
+    }
+    for _ in 0..4 {
+        let (store, n, ids) = (store.clone(), n.clone(), ids.clone());
+        tasks.push(tokio::spawn(async move {
+            for round in 0..80 {
+                let at = t0() + Duration::seconds(round);
+                store.record_access(&n, &ids, at).await?;
+            }
+            Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await
+            .expect("task")
+            .expect("no write fails under concurrent access records");
+    }
+}
