@@ -281,6 +281,19 @@ pub(crate) async fn prepare(
         "CREATE INDEX IF NOT EXISTS memories_ns_status_kind ON memories (namespace, status, kind)",
         "CREATE INDEX IF NOT EXISTS memories_entities_gin ON memories USING gin (entities jsonb_path_ops)",
         "CREATE INDEX IF NOT EXISTS memories_tags_gin ON memories USING gin (tags jsonb_path_ops)",
+        // The structured path's entity matches through an index: every entity value as `v:value`
+        // and every pair as `p:key<US>value`, values folded like `eq_ignore_ascii_case` (`lower`
+        // under the C collation folds ASCII letters only). Without it, matching identifiers
+        // read every row of the namespace.
+        "CREATE OR REPLACE FUNCTION hs_entity_terms(e jsonb) RETURNS text[] \
+         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ \
+         SELECT coalesce(array_agg(t), '{}') FROM ( \
+           SELECT 'v:' || lower(x.value COLLATE \"C\") AS t FROM jsonb_each_text( \
+             CASE WHEN jsonb_typeof(e) = 'object' THEN e ELSE '{}'::jsonb END) x \
+           UNION ALL \
+           SELECT 'p:' || x.key || chr(31) || lower(x.value COLLATE \"C\") FROM jsonb_each_text( \
+             CASE WHEN jsonb_typeof(e) = 'object' THEN e ELSE '{}'::jsonb END) x) s $$",
+        "CREATE INDEX IF NOT EXISTS memories_entity_terms ON memories USING gin (hs_entity_terms(entities))",
         // Exact duplicates (same namespace, kind and text) can exist only once among active memories
         // written through `insert` (the write pipeline); `content_hash` is NULL for bulk imports.
         "CREATE UNIQUE INDEX IF NOT EXISTS memories_active_exact_dup ON memories (namespace, content_hash) \

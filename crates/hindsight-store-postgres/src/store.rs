@@ -169,6 +169,19 @@ fn validate_memory(m: &Memory) -> Result<()> {
 /// `StructuredQuery::score` in SQL over the `memories` row (for a query with a selective
 /// signal; the WHERE clause has already required one): identifiers and entity constraints 1
 /// each, the time window 0.5, each tag 0.25 and the kind 0.25, all folding ASCII case only.
+/// The `hs_entity_terms` a memory must have one of to match `query`'s identifiers (any entity
+/// value) or entities (the pair), folded as the index folds them.
+fn entity_terms(query: &StructuredQuery) -> Vec<String> {
+    let values = ascii_lower(&query.identifiers)
+        .into_iter()
+        .map(|v| format!("v:{v}"));
+    let pairs = query
+        .entities
+        .iter()
+        .map(|(key, value)| format!("p:{key}\u{1f}{}", value.to_ascii_lowercase()));
+    values.chain(pairs).collect()
+}
+
 fn push_structured_score(qb: &mut QueryBuilder<Postgres>, query: &StructuredQuery) {
     use hindsight_core::structured_weights as w;
     qb.push("(0");
@@ -1019,22 +1032,18 @@ impl Store for PostgresStore {
         push_filter(&mut qb, filter)?;
         if query.has_selective_signal() {
             qb.push(" AND (FALSE");
-            if !query.identifiers.is_empty() {
-                qb.push(
-                    " OR EXISTS (SELECT 1 FROM jsonb_each_text(memories.entities) e WHERE lower(e.value COLLATE \"C\") = ANY(",
-                );
-                qb.push_bind(ascii_lower(&query.identifiers));
-                qb.push("))");
-            }
-            for (key, value) in &query.entities {
-                qb.push(" OR lower((memories.entities ->> ");
-                qb.push_bind(key.clone());
-                qb.push(") COLLATE \"C\") = ");
-                qb.push_bind(value.to_ascii_lowercase());
+            let terms = entity_terms(query);
+            if !terms.is_empty() {
+                // Through the `hs_entity_terms` index (see the schema).
+                qb.push(" OR hs_entity_terms(memories.entities) && ");
+                qb.push_bind(terms);
+                qb.push("::text[]");
             }
             if let Some(r) = query.time_range {
                 let (start, end) = r.nanos_bounds();
-                qb.push(" OR (created_at >= ");
+                qb.push(" OR (namespace = ");
+                qb.push_bind(ns.as_str().to_owned());
+                qb.push(" AND created_at >= ");
                 qb.push_bind(start);
                 qb.push(" AND created_at < ");
                 qb.push_bind(end);
