@@ -97,15 +97,20 @@ pub async fn open_store(
 pub async fn clear(url: &BackendUrl, space: EmbeddingSpace) -> Result<()> {
     match url {
         BackendUrl::Postgres(pg) => clear_postgres(pg, space).await,
-        BackendUrl::Qdrant(cfg) => QdrantStore::drop_prefix(cfg)
-            .await
-            .map(|_| ())
-            .with_context(|| format!("clearing Qdrant prefix {:?} at {}", cfg.prefix, cfg.url)),
+        BackendUrl::Qdrant(cfg) => clear_qdrant(cfg).await,
         BackendUrl::Sqlite(dir) if dir.exists() => {
             std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
         }
         _ => Ok(()),
     }
+}
+
+/// Deletes every collection under `cfg`'s prefix.
+async fn clear_qdrant(cfg: &QdrantConfig) -> Result<()> {
+    QdrantStore::drop_prefix(cfg)
+        .await
+        .map(|_| ())
+        .with_context(|| format!("clearing Qdrant prefix {:?} at {}", cfg.prefix, cfg.url))
 }
 
 /// A Qdrant configuration with no collection yet: prefix `{prefix}_{label}` (label reduced to
@@ -119,9 +124,7 @@ pub async fn fresh_qdrant(config: &QdrantConfig, label: &str) -> Result<QdrantCo
     let mut prefix = format!("{}_{label}", config.prefix);
     prefix.truncate(64);
     let fresh = config.clone().with_prefix(prefix);
-    QdrantStore::drop_prefix(&fresh)
-        .await
-        .with_context(|| format!("clearing Qdrant prefix {:?} at {}", fresh.prefix, fresh.url))?;
+    clear_qdrant(&fresh).await?;
     Ok(fresh)
 }
 

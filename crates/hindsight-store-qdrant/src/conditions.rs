@@ -91,13 +91,6 @@ pub fn search_filter(ns: &Namespace, filter: &Filter) -> qdrant::Filter {
     qdrant::Filter::must(hard_conditions(ns, filter))
 }
 
-/// Candidates of the structured path: the hard constraints, plus at least one signal.
-///
-/// With a selective signal (identifier, entity or time window), the signals are those; tag and
-/// kind hints then only add to the score. Without one, tag and kind hints are the signals, and the
-/// caller takes only the newest matches (a hint alone never enumerates a namespace). Returns `None`
-/// when the query has no signal at all. Signals compare ASCII-case-insensitively, like
-/// [`StructuredQuery::score`], through the lowercased payload copies.
 /// The query's hints (kinds, tags), one condition each, lowercased like the stored fields.
 pub fn hint_conditions(query: &StructuredQuery) -> Vec<Condition> {
     let mut out = Vec::new();
@@ -112,6 +105,13 @@ pub fn hint_conditions(query: &StructuredQuery) -> Vec<Condition> {
     out
 }
 
+/// Candidates of the structured path: the hard constraints, plus at least one signal.
+///
+/// With a selective signal (identifier, entity or time window), the signals are those; tag and
+/// kind hints then only add to the score. Without one, tag and kind hints are the signals, and the
+/// caller takes only the newest matches (a hint alone never enumerates a namespace). Returns `None`
+/// when the query has no signal at all. Signals compare ASCII-case-insensitively, like
+/// [`StructuredQuery::score`], through the lowercased payload copies.
 pub fn structured_filter(
     ns: &Namespace,
     filter: &Filter,

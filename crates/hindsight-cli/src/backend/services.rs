@@ -96,22 +96,8 @@ pub async fn fresh_postgres(
         url: pg.url.clone(),
         schema,
     };
-    // Drop whatever is there (any embedding space), then create it anew.
-    let probe = PostgresStore::connect(fresh.config(), space.clone()).await;
-    match probe {
-        Ok(store) => store
-            .drop_schema()
-            .await
-            .context("dropping the old eval schema")?,
-        Err(e) if e.kind == hindsight_core::ErrorKind::EmbeddingMismatch => {
-            bail!(
-                "schema {} holds another embedding space; drop it with `DROP SCHEMA {} CASCADE`",
-                fresh.schema,
-                fresh.schema
-            )
-        }
-        Err(e) => return Err(e).context("opening the eval schema"),
-    }
+    // Drop whatever an earlier run left there, then create it anew.
+    clear_postgres(&fresh, space.clone()).await?;
     let store = open_postgres(&fresh, space).await?;
     if !store.is_empty().await? {
         bail!("eval schema {} is not empty", fresh.schema);

@@ -188,6 +188,16 @@ pub(crate) fn load_any(dir: &Path) -> Result<Option<hindsight_dataset::Dataset>>
     }
 }
 
+/// Where `eval --out OUT` writes one dataset's report: OUT itself for a single dataset, else
+/// `OUT/<dataset>`.
+fn dataset_out(out: &Path, datasets: usize, name: &std::ffi::OsStr) -> PathBuf {
+    if datasets == 1 {
+        out.to_path_buf()
+    } else {
+        out.join(name)
+    }
+}
+
 /// The backend `--backend` names (the in-memory embedded store by default).
 pub(crate) fn chosen_backend(cli: &Globals) -> Result<BackendUrl> {
     Ok(match &cli.backend {
@@ -223,11 +233,9 @@ pub(crate) async fn fresh_engine_builder(
     let space = embedders.docs.space();
     let url = match backend {
         BackendUrl::Sqlite(root) => {
-            let d = root.join(format!("eval-{name}"));
-            if d.exists() {
-                std::fs::remove_dir_all(&d).with_context(|| format!("clearing {}", d.display()))?;
-            }
-            BackendUrl::Sqlite(d)
+            let d = BackendUrl::Sqlite(root.join(format!("eval-{name}")));
+            hindsight_cli::backend::clear(&d, space.clone()).await?;
+            d
         }
         BackendUrl::Qdrant(cfg) => BackendUrl::Qdrant(
             hindsight_cli::backend::fresh_qdrant(cfg, &format!("eval-{name}")).await?,
@@ -282,11 +290,7 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
         let Some(dataset) = load_any(dir)? else {
             // Say so where the report would have gone, so the gate skips it loudly too.
             if let (Some(o), Some(name)) = (&args.out, dir.file_name()) {
-                let d = if datasets.len() == 1 {
-                    o.clone()
-                } else {
-                    o.join(name)
-                };
+                let d = dataset_out(o, datasets.len(), name);
                 std::fs::create_dir_all(&d)?;
                 std::fs::write(
                     d.join(SKIPPED_FILE),
@@ -358,10 +362,9 @@ pub async fn run(cli: &Globals, args: &Args) -> Result<ExitCode> {
                 .stages
                 .insert("guard_eval".into(), tg.elapsed().as_secs_f64());
         }
-        let out = match (&args.out, datasets.len()) {
-            (Some(o), 1) => o.clone(),
-            (Some(o), _) => o.join(&name),
-            (None, _) => PathBuf::from("reports").join(&name),
+        let out = match &args.out {
+            Some(o) => dataset_out(o, datasets.len(), name.as_ref()),
+            None => PathBuf::from("reports").join(&name),
         };
         eval.summary.timing.stages.insert("load".into(), load_s);
         eval.summary.load = load_run.clone();
